@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { LATENCY_FLOOR_MS } from './constants';
+import { type Denial, holderSchema, type Lease, lockKeySchema, parseOrThrow, ttlMsSchema } from './lockSchemas';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The hard retry budget of one session. It comes from reviewed configuration or the caller, never a model. */
+export const retryBudgetSchema = z.strictObject({
+  maxRetries: z.number().int().min(0).max(10_000).default(20),
+  maxTotalWaitMs: z.number().int().positive().max(DAY_MS).default(60_000),
+  maxBackoffMs: z.number().int().min(LATENCY_FLOOR_MS).max(DAY_MS).default(5_000),
+  baseBackoffMs: z.number().int().min(LATENCY_FLOOR_MS).max(DAY_MS).default(100),
+});
+export type RetryBudget = z.infer<typeof retryBudgetSchema>;
+
+/** What a caller asks for when it starts an acquisition session. */
+export const acquireRequestSchema = z
+  .strictObject({
+    key: lockKeySchema,
+    requester: holderSchema,
+    ttlMs: ttlMsSchema.default(30_000),
+    budget: retryBudgetSchema.prefault({}),
+  })
+  .refine((r) => r.budget.baseBackoffMs <= r.budget.maxBackoffMs, {
+    path: ['budget', 'baseBackoffMs'],
+    message: 'must not exceed budget.maxBackoffMs',
+  });
+export type AcquireRequestInput = z.input<typeof acquireRequestSchema>;
+export type AcquireRequest = z.output<typeof acquireRequestSchema>;
+
+/** Validates a caller's request, filling in the default TTL and budget; throws InvalidLockRequest. */
+export function parseAcquireRequest(input: unknown): AcquireRequest {
+  return parseOrThrow(acquireRequestSchema, input, 'acquisition request');
+}
+
+/** How a session ended. */
+export type AcquireOutcome =
+  | { status: 'acquired'; lease: Lease; attempts: number; waitedMs: number }
+  | { status: 'budget-spent'; attempts: number; waitedMs: number; lastDenial: Denial; why: BudgetLimit };
+
+/** Which hard limit of the budget ended the session. */
+export type BudgetLimit = 'max-retries' | 'max-total-wait';

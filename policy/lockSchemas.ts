@@ -1,0 +1,105 @@
+import { z } from 'zod';
+import { describeIssues, InvalidLockRequestError } from './errors';
+
+// Control characters (C0, DEL, C1) are refused in names: they corrupt logs and terminal output.
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** A lock key: 1 to 256 printable characters. */
+export const lockKeySchema = z
+  .string({ error: 'must be a string' })
+  .min(1, 'must not be empty')
+  .max(256, 'must be at most 256 characters')
+  .refine((s) => !CONTROL_CHARACTERS.test(s), 'must not contain control characters');
+
+/** A requester (holder) id: 1 to 200 printable characters; unique per acquisition session. */
+export const holderSchema = z
+  .string({ error: 'must be a string' })
+  .min(1, 'must not be empty')
+  .max(200, 'must be at most 200 characters')
+  .refine((s) => !CONTROL_CHARACTERS.test(s), 'must not contain control characters');
+
+/** A fencing token as the lock service issued it: decimal digits, so it survives any backend's integer width. */
+export const fencingTokenSchema = z.string().regex(/^[1-9][0-9]{0,30}$/, 'must be a positive decimal integer');
+
+/** Hard ceiling on any lease TTL; each lock service may configure a lower maximum. */
+export const ABSOLUTE_MAX_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** A lease TTL in milliseconds. */
+export const ttlMsSchema = z
+  .number({ error: 'must be a number of milliseconds' })
+  .int('must be a whole number of milliseconds')
+  .positive('must be greater than 0')
+  .max(ABSOLUTE_MAX_TTL_MS, `must be at most ${ABSOLUTE_MAX_TTL_MS} ms`);
+
+/** A granted lease. Times are milliseconds since the epoch on the lock service's clock. */
+export const leaseSchema = z.strictObject({
+  key: lockKeySchema,
+  holder: holderSchema,
+  token: fencingTokenSchema,
+  leaseUntil: z.number().int(),
+  grantedAt: z.number().int(),
+});
+export type Lease = z.infer<typeof leaseSchema>;
+
+/**
+ * Why the service said no. A closed set: each maps to the failure reason the retry decision reads.
+ * QUEUED and STALE_TOKEN are produced once the waiter queue and renewal land in the contract.
+ */
+export const DENIAL_CODES = {
+  HELD: 'lock held by another client',
+  QUEUED: 'queued behind another waiter',
+  EXPIRED_DURING_ACQUISITION: 'lease expired during acquisition',
+  UNAVAILABLE: 'lock service unavailable',
+  STALE_TOKEN: 'fencing token is no longer current',
+  INVALID_REQUEST: 'request rejected as invalid',
+} as const;
+export type DenialCode = keyof typeof DENIAL_CODES;
+export const denialCodeSchema = z.enum(Object.keys(DENIAL_CODES) as [DenialCode, ...DenialCode[]]);
+
+/** A refused acquisition, with what the service saw at that moment on its own clock. */
+export const denialSchema = z.strictObject({
+  code: denialCodeSchema,
+  reason: z.string(),
+  holder: holderSchema.nullable(),
+  holderLeaseUntil: z.number().int().nullable(),
+  waiters: z.number().int().nonnegative(),
+  serviceTime: z.number().int(),
+});
+export type Denial = z.infer<typeof denialSchema>;
+
+/** The answer of one fast-path attempt. */
+export type AcquireAttempt = { granted: true; lease: Lease } | { granted: false; denial: Denial };
+
+/** The answer of a fenced release or renewal: done, or why not. */
+export type FencedActionResult =
+  | { ok: true; serviceTime: number; leaseUntil?: number }
+  | { ok: false; reason: 'not-holder' | 'stale-token' | 'expired'; serviceTime: number };
+
+/** A request to the lock service's fast path. */
+export const tryAcquireRequestSchema = z.strictObject({
+  key: lockKeySchema,
+  requester: holderSchema,
+  ttlMs: ttlMsSchema,
+});
+export type TryAcquireRequest = z.infer<typeof tryAcquireRequestSchema>;
+
+/** A fenced action's target: the lease as the service issued it. */
+export const fencedTargetSchema = z.strictObject({
+  key: lockKeySchema,
+  holder: holderSchema,
+  token: fencingTokenSchema,
+});
+export type FencedTarget = z.infer<typeof fencedTargetSchema>;
+
+/** Builds a denial whose reason is the one its code maps to. */
+export function denial(code: DenialCode, seen: Omit<Denial, 'code' | 'reason'>): Denial {
+  return { code, reason: DENIAL_CODES[code], ...seen };
+}
+
+/** Parses `input` with `schema`, or throws an {@link InvalidLockRequestError} naming every bad field. */
+export function parseOrThrow<T extends z.ZodType>(schema: T, input: unknown, what: string): z.infer<T> {
+  const result = schema.safeParse(input);
+  if (!result.success) throw new InvalidLockRequestError(what, describeIssues(result.error));
+  return result.data;
+}

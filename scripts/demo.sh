@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The README's main job: install what is missing, start Temporal and a worker, run the contention
+# demo, then stop what it started. KEEP_SERVER=1 (or --keep-server) leaves the dev server up for the UI.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+[ "${1:-}" = "--keep-server" ] && KEEP_SERVER=1
+
+bash scripts/ensure-deps.sh
+bash scripts/temporal-server.sh start
+
+mkdir -p .data
+LOG_LEVEL="${LOG_LEVEL:-warn}" npx tsx worker/main.ts >.data/worker.log 2>&1 &
+worker_pid=$!
+cleanup() {
+  kill "$worker_pid" 2>/dev/null && wait "$worker_pid" 2>/dev/null || true
+  if [ "${KEEP_SERVER:-0}" = 1 ]; then
+    echo "Temporal dev server left running: UI at http://localhost:8233 (stop: bash scripts/temporal-server.sh stop)"
+  else
+    bash scripts/temporal-server.sh stop >/dev/null
+  fi
+}
+trap cleanup EXIT
+
+npx tsx scripts/contentionDemo.ts

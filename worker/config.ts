@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { DEFAULT_LOCK_SERVICE_URL } from '../locks/lockServiceFromUrl';
+import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../policy/constants';
+import { describeIssues, InvalidConfigurationError } from '../policy/errors';
+
+const workerConfigSchema = z.object({
+  TEMPORAL_ADDRESS: z
+    .string()
+    .regex(/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/, 'must be host:port')
+    .default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default(DEFAULT_NAMESPACE),
+  LOCKWARDEN_TASK_QUEUE: z.string().min(1).max(200).default(DEFAULT_TASK_QUEUE),
+  LOCK_SERVICE_URL: z.string().min(1).default(DEFAULT_LOCK_SERVICE_URL),
+  LOCK_MAX_TTL_MS: z.coerce.number().int().positive().default(10 * 60 * 1000),
+  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'silent']).default('info'),
+});
+
+/** The worker's configuration, read once from the environment at start. */
+export interface WorkerConfig {
+  temporalAddress: string;
+  namespace: string;
+  taskQueue: string;
+  lockServiceUrl: string;
+  lockMaxTtlMs: number;
+  logLevel: z.infer<typeof workerConfigSchema>['LOG_LEVEL'];
+}
+
+/** Reads and validates the worker's environment; throws InvalidConfiguration naming each bad variable. */
+export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+  const parsed = workerConfigSchema.safeParse(withoutEmpty(env));
+  if (!parsed.success) throw new InvalidConfigurationError(describeIssues(parsed.error));
+  const c = parsed.data;
+  return {
+    temporalAddress: c.TEMPORAL_ADDRESS,
+    namespace: c.TEMPORAL_NAMESPACE,
+    taskQueue: c.LOCKWARDEN_TASK_QUEUE,
+    lockServiceUrl: c.LOCK_SERVICE_URL,
+    lockMaxTtlMs: c.LOCK_MAX_TTL_MS,
+    logLevel: c.LOG_LEVEL,
+  };
+}
+
+// An exported-but-empty variable means "unset" here, as it does for most CLIs.
+function withoutEmpty(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => !!e[1]));
+}

@@ -1,0 +1,28 @@
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createActivities, type ActivityDeps } from '../activities';
+
+/** Where the worker finds workflow code: a prebuilt bundle (tests share one) or the source path. */
+export type WorkflowSource = Pick<WorkerOptions, 'workflowBundle'> | Pick<WorkerOptions, 'workflowsPath'>;
+
+/** Path of the workflow entry point, for `workflowsPath` and for `bundleWorkflowCode`. */
+export const WORKFLOWS_PATH = require.resolve('../workflows');
+
+/** Options for {@link createLockwardenWorker}. */
+export interface LockwardenWorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  deps: ActivityDeps;
+  workflows?: WorkflowSource;
+}
+
+/** Builds a worker that runs lockwarden's workflows and activities on one task queue. */
+export function createLockwardenWorker(options: LockwardenWorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    activities: createActivities(options.deps),
+    ...(options.workflows ?? { workflowsPath: WORKFLOWS_PATH }),
+  });
+}

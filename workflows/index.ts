@@ -1,0 +1,3 @@
+// The workflow bundle's entry point: every workflow the worker registers.
+export { acquireLock } from './acquireLock';
+export { releaseLock } from './releaseLock';

@@ -2,7 +2,13 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import type { LockService } from '../locks/lockService';
 import { isInvalidLockRequest } from '../policy/errors';
-import type { AcquireAttempt, FencedActionResult, FencedTarget, Lease, TryAcquireRequest } from '../policy/lockSchemas';
+import type {
+  AcquireAttempt,
+  FencedActionResult,
+  FencedTarget,
+  Lease,
+  TryAcquireRequest,
+} from '../policy/lockSchemas';
 
 /** What the lock activities need: the lock service they talk to and a structured logger. */
 export interface LockActivityDeps {
@@ -38,7 +44,14 @@ export function createLockActivities({ locks, log }: LockActivityDeps) {
       const target: FencedTarget = { key: lease.key, holder: lease.holder, token: lease.token };
       const result = await asNonRetryableOnBadInput(() => locks.release(target));
       log.info(
-        { event: 'lock.release', backend: locks.backend, key: lease.key, holder: lease.holder, ok: result.ok, reason: result.ok ? undefined : result.reason },
+        {
+          event: 'lock.release',
+          backend: locks.backend,
+          key: lease.key,
+          holder: lease.holder,
+          ok: result.ok,
+          reason: result.ok ? undefined : result.reason,
+        },
         result.ok ? 'lease released' : 'release refused',
       );
       return result;

@@ -9,6 +9,11 @@ export interface ClientTarget {
 
 /** Connects a Temporal client; the caller closes `client.connection` when done. */
 export async function connectClient(target: ClientTarget = {}): Promise<Client> {
-  const connection = await Connection.connect({ address: target.address ?? process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233' });
-  return new Client({ connection, namespace: target.namespace ?? process.env.TEMPORAL_NAMESPACE ?? DEFAULT_NAMESPACE });
+  const connection = await Connection.connect({
+    address: target.address ?? process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
+  });
+  return new Client({
+    connection,
+    namespace: target.namespace ?? process.env.TEMPORAL_NAMESPACE ?? DEFAULT_NAMESPACE,
+  });
 }

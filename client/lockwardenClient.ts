@@ -25,7 +25,12 @@ export function acquisitionWorkflowId(key: string, requester: string): string {
 }
 
 /** The Temporal Web UI address of a workflow run. */
-export function workflowUiUrl(uiBaseUrl: string, namespace: string, workflowId: string, runId: string): string {
+export function workflowUiUrl(
+  uiBaseUrl: string,
+  namespace: string,
+  workflowId: string,
+  runId: string,
+): string {
   return `${uiBaseUrl.replace(/\/$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}/${runId}/history`;
 }
 
@@ -57,7 +62,12 @@ export async function startAcquisition(
   return {
     workflowId,
     runId: handle.firstExecutionRunId,
-    uiUrl: workflowUiUrl(placement.uiBaseUrl ?? 'http://localhost:8233', client.options.namespace, workflowId, handle.firstExecutionRunId),
+    uiUrl: workflowUiUrl(
+      placement.uiBaseUrl ?? 'http://localhost:8233',
+      client.options.namespace,
+      workflowId,
+      handle.firstExecutionRunId,
+    ),
     result: () => handle.result(),
   };
 }

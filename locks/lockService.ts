@@ -1,4 +1,9 @@
-import type { AcquireAttempt, FencedActionResult, FencedTarget, TryAcquireRequest } from '../policy/lockSchemas';
+import type {
+  AcquireAttempt,
+  FencedActionResult,
+  FencedTarget,
+  TryAcquireRequest,
+} from '../policy/lockSchemas';
 
 /** What the service holds for a key right now, read on its own clock. */
 export interface LockRecord {

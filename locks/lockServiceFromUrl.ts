@@ -19,7 +19,9 @@ const lockServiceUrlSchema = z
 export function lockServiceFromUrl(url: string, options: { maxTtlMs?: number } = {}): LockService {
   const parsed = lockServiceUrlSchema.safeParse(url);
   if (!parsed.success) {
-    throw new InvalidConfigurationError(describeIssues(parsed.error).map((p) => `LOCK_SERVICE_URL ${p.replace(/^\(input\): /, '')}`));
+    throw new InvalidConfigurationError(
+      describeIssues(parsed.error).map((p) => `LOCK_SERVICE_URL ${p.replace(/^\(input\): /, '')}`),
+    );
   }
   const file = parsed.data.slice('sqlite:'.length);
   return new SqliteLockService({ path: file, ...options });

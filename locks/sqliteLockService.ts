@@ -78,7 +78,9 @@ export class SqliteLockService implements LockService {
         .pluck()
         .safeIntegers(true),
       extend: db
-        .prepare('UPDATE lock_leases SET lease_until_ms = @now + ttl_ms WHERE key = @key RETURNING lease_until_ms')
+        .prepare(
+          'UPDATE lock_leases SET lease_until_ms = @now + ttl_ms WHERE key = @key RETURNING lease_until_ms',
+        )
         .pluck(),
       clear: db.prepare(
         'UPDATE lock_leases SET holder = NULL, token = NULL, ttl_ms = NULL, lease_until_ms = NULL, granted_at_ms = NULL WHERE key = ?',
@@ -101,7 +103,12 @@ export class SqliteLockService implements LockService {
         }
         return {
           granted: false,
-          denial: denial('HELD', { holder: row.holder, holderLeaseUntil: row.lease_until_ms, waiters: 0, serviceTime: now }),
+          denial: denial('HELD', {
+            holder: row.holder,
+            holderLeaseUntil: row.lease_until_ms,
+            waiters: 0,
+            serviceTime: now,
+          }),
         };
       }
       const token = this.statements.grant.get({

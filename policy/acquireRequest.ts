@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { LATENCY_FLOOR_MS } from './constants';
-import { type Denial, holderSchema, type Lease, lockKeySchema, parseOrThrow, ttlMsSchema } from './lockSchemas';
+import {
+  type Denial,
+  holderSchema,
+  type Lease,
+  lockKeySchema,
+  parseOrThrow,
+  ttlMsSchema,
+} from './lockSchemas';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

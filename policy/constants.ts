@@ -20,5 +20,12 @@ export const SEARCH_ATTRIBUTES = {
 } as const;
 
 /** Where a session stands, as shown in its LockState search attribute. */
-export const LOCK_STATES = ['acquiring', 'backing-off', 'acquired', 'budget-spent', 'released', 'release-refused'] as const;
+export const LOCK_STATES = [
+  'acquiring',
+  'backing-off',
+  'acquired',
+  'budget-spent',
+  'released',
+  'release-refused',
+] as const;
 export type LockState = (typeof LOCK_STATES)[number];

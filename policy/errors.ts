@@ -34,5 +34,7 @@ export const NON_RETRYABLE_ERROR_TYPES = ['InvalidLockRequest', 'InvalidConfigur
 
 /** Renders zod issues as `path: message` lines, the form every typed error above carries. */
 export function describeIssues(error: z.ZodError): string[] {
-  return error.issues.map((issue) => `${issue.path.length ? issue.path.join('.') : '(input)'}: ${issue.message}`);
+  return error.issues.map(
+    (issue) => `${issue.path.length ? issue.path.join('.') : '(input)'}: ${issue.message}`,
+  );
 }

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { describeIssues, InvalidLockRequestError } from './errors';
 
 // Control characters (C0, DEL, C1) are refused in names: they corrupt logs and terminal output.
-// eslint-disable-next-line no-control-regex
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** A lock key: 1 to 256 printable characters. */
@@ -20,7 +19,9 @@ export const holderSchema = z
   .refine((s) => !CONTROL_CHARACTERS.test(s), 'must not contain control characters');
 
 /** A fencing token as the lock service issued it: decimal digits, so it survives any backend's integer width. */
-export const fencingTokenSchema = z.string().regex(/^[1-9][0-9]{0,30}$/, 'must be a positive decimal integer');
+export const fencingTokenSchema = z
+  .string()
+  .regex(/^[1-9][0-9]{0,30}$/, 'must be a positive decimal integer');
 
 /** Hard ceiling on any lease TTL; each lock service may configure a lower maximum. */
 export const ABSOLUTE_MAX_TTL_MS = 24 * 60 * 60 * 1000;
@@ -84,8 +85,8 @@ export const tryAcquireRequestSchema = z.strictObject({
 });
 export type TryAcquireRequest = z.infer<typeof tryAcquireRequestSchema>;
 
-/** A fenced action's target: the lease as the service issued it. */
-export const fencedTargetSchema = z.strictObject({
+/** A fenced action's target: (key, holder, token) of a lease; other lease fields are ignored. */
+export const fencedTargetSchema = z.object({
   key: lockKeySchema,
   holder: holderSchema,
   token: fencingTokenSchema,

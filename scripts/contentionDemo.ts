@@ -23,19 +23,32 @@ interface Hold {
 
 async function main(): Promise<number> {
   const client = await connectClient();
-  const runTag = new Date().toISOString().replace(/[-:.TZ]/g, '').slice(0, 14);
+  const runTag = new Date()
+    .toISOString()
+    .replace(/[-:.TZ]/g, '')
+    .slice(0, 14);
   const holds: Hold[] = [];
   const failures: string[] = [];
   const contenders = KEYS.flatMap((key) =>
-    Array.from({ length: REQUESTERS_PER_KEY }, (_, i) => ({ key, requester: `demo-${runTag}-${key.split('/')[1]}-${i + 1}` })),
+    Array.from({ length: REQUESTERS_PER_KEY }, (_, i) => ({
+      key,
+      requester: `demo-${runTag}-${key.split('/')[1]}-${i + 1}`,
+    })),
   );
-  console.log(`${contenders.length} requesters contend for ${KEYS.length} keys on task queue "${taskQueue}"\n`);
+  console.log(
+    `${contenders.length} requesters contend for ${KEYS.length} keys on task queue "${taskQueue}"\n`,
+  );
 
   await Promise.all(
     contenders.map(async ({ key, requester }) => {
       const session = await startAcquisition(
         client,
-        { key, requester, ttlMs: 10_000, budget: { maxRetries: 60, maxTotalWaitMs: 60_000, maxBackoffMs: 800, baseBackoffMs: 100 } },
+        {
+          key,
+          requester,
+          ttlMs: 10_000,
+          budget: { maxRetries: 60, maxTotalWaitMs: 60_000, maxBackoffMs: 800, baseBackoffMs: 100 },
+        },
         { taskQueue, uiBaseUrl },
       );
       const outcome = await session.result();
@@ -70,8 +83,10 @@ async function main(): Promise<number> {
     const ofKey = holds.filter((h) => h.key === key).sort((a, b) => a.grantedAt - b.grantedAt);
     for (let i = 1; i < ofKey.length; i++) {
       const [before, after] = [ofKey[i - 1]!, ofKey[i]!];
-      if (after.token <= before.token) failures.push(`${key}: token ${after.token} granted after ${before.token}`);
-      if (after.grantedAt < before.releasedAt) failures.push(`${key}: ${after.requester} granted while ${before.requester} held it`);
+      if (after.token <= before.token)
+        failures.push(`${key}: token ${after.token} granted after ${before.token}`);
+      if (after.grantedAt < before.releasedAt)
+        failures.push(`${key}: ${after.requester} granted while ${before.requester} held it`);
     }
     const waits = ofKey.map((h) => h.waitedMs);
     console.log(

@@ -11,7 +11,11 @@ const workerConfigSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().min(1).default(DEFAULT_NAMESPACE),
   LOCKWARDEN_TASK_QUEUE: z.string().min(1).max(200).default(DEFAULT_TASK_QUEUE),
   LOCK_SERVICE_URL: z.string().min(1).default(DEFAULT_LOCK_SERVICE_URL),
-  LOCK_MAX_TTL_MS: z.coerce.number().int().positive().default(10 * 60 * 1000),
+  LOCK_MAX_TTL_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10 * 60 * 1000),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'silent']).default('info'),
 });
 

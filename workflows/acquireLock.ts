@@ -6,7 +6,12 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { type AcquireOutcome, type AcquireRequest, type AcquireRequestInput, parseAcquireRequest } from '../policy/acquireRequest';
+import {
+  type AcquireOutcome,
+  type AcquireRequest,
+  type AcquireRequestInput,
+  parseAcquireRequest,
+} from '../policy/acquireRequest';
 import { decorrelatedJitter } from '../policy/backoff';
 import { type LockState, SEARCH_ATTRIBUTES } from '../policy/constants';
 import { isInvalidLockRequest, NON_RETRYABLE_ERROR_TYPES } from '../policy/errors';
@@ -59,7 +64,10 @@ export async function acquireLock(input: AcquireRequestInput): Promise<AcquireOu
     );
     const next = boundRetryDelay(requestedMs, { attempts, elapsedMs: waitedMs }, budget);
     if (next.kind === 'stop') {
-      showState('budget-spent', `budget spent (${next.why}) after ${attempts} attempt(s); last: ${lastDenial.reason}`);
+      showState(
+        'budget-spent',
+        `budget spent (${next.why}) after ${attempts} attempt(s); last: ${lastDenial.reason}`,
+      );
       return { status: 'budget-spent', attempts, waitedMs, lastDenial, why: next.why };
     }
     previousBackoffMs = next.sleepMs;

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The README's test command: installs what is missing, then runs the type check, the linter and every
+# jest suite (unit, lock service, workflow and replay tests against a real Temporal dev server).
+# Ends with the plain line "N passed, N failed" and exits non-zero on any failure.
+# Under CI=true a skipped test counts as a failure: no backend may be left out.
+# Extra arguments go to jest (e.g. a test path pattern).
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+bash scripts/ensure-deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+mkdir -p .data
+server_was_up=0
+bash scripts/temporal-server.sh status >/dev/null 2>&1 && server_was_up=1
+
+passed=0
+failed=0
+check() {
+  local name="$1"; shift
+  if "$@"; then passed=$((passed + 1)); echo "PASS $name"; else failed=$((failed + 1)); echo "FAIL $name"; fi
+}
+check "type check (tsc --noEmit)" npx tsc --noEmit -p .
+check "lint (eslint)" npx eslint .
+
+results=.data/jest-results.json
+rm -f "$results"
+npx jest --verbose --json --outputFile="$results" "$@"
+if [ -s "$results" ]; then
+  read -r jest_passed jest_failed < <(node -e '
+    const r = require(process.argv[1]);
+    const skipped = r.numPendingTests + r.numTodoTests;
+    const broken = r.numRuntimeErrorTestSuites;
+    if (process.env.CI === "true" && skipped > 0) console.error(`${skipped} test(s) skipped under CI: counted as failures`);
+    if (broken > 0) console.error(`${broken} suite(s) failed to run: counted as failures`);
+    const failed = r.numFailedTests + broken + (process.env.CI === "true" ? skipped : 0);
+    console.log(r.numPassedTests, failed + (r.numTotalTests === 0 ? 1 : 0));
+  ' "$PWD/$results")
+else
+  echo "jest wrote no results" >&2
+  jest_passed=0 jest_failed=1
+fi
+passed=$((passed + jest_passed))
+failed=$((failed + jest_failed))
+
+[ "$server_was_up" = 1 ] || bash scripts/temporal-server.sh stop >/dev/null
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

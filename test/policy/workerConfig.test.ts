@@ -1,0 +1,39 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { lockServiceFromUrl } from '../../locks/lockServiceFromUrl';
+import { SEARCH_ATTRIBUTES } from '../../policy/constants';
+import { InvalidConfigurationError } from '../../policy/errors';
+import { loadWorkerConfig } from '../../worker/config';
+
+describe('worker configuration', () => {
+  it('defaults to the local dev server and the embedded SQLite lock service', () => {
+    expect(loadWorkerConfig({})).toMatchObject({
+      temporalAddress: '127.0.0.1:7233',
+      namespace: 'default',
+      taskQueue: 'lockwarden',
+      lockServiceUrl: 'sqlite:.data/locks.sqlite',
+    });
+  });
+
+  it('names every invalid variable at once', () => {
+    const load = () =>
+      loadWorkerConfig({ TEMPORAL_ADDRESS: 'nowhere', LOG_LEVEL: 'loud', LOCK_MAX_TTL_MS: '-1' });
+    expect(load).toThrow(InvalidConfigurationError);
+    expect(load).toThrow(/TEMPORAL_ADDRESS: must be host:port.*LOCK_MAX_TTL_MS.*LOG_LEVEL/);
+  });
+
+  it('refuses a lock service URL it cannot open, saying which forms it accepts', () => {
+    expect(() => lockServiceFromUrl('mysql://db')).toThrow(/LOCK_SERVICE_URL must be sqlite:<path>/);
+  });
+
+  it('registers on the dev server exactly the search attributes the workflows upsert', () => {
+    const listed = fs
+      .readFileSync(path.join(__dirname, '..', '..', 'scripts', 'search-attributes.txt'), 'utf8')
+      .split('\n')
+      .filter((line) => line && !line.startsWith('#'));
+    const defined = Object.values(SEARCH_ATTRIBUTES).map(
+      (k) => `${k.name}=${k.type === 'KEYWORD' ? 'Keyword' : k.type}`,
+    );
+    expect(listed.sort()).toEqual(defined.sort());
+  });
+});

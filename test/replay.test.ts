@@ -1,0 +1,40 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { SCENARIOS } from './support/scenarios';
+import { workflowBundle } from './support/temporalFixture';
+
+const HISTORIES = path.join(__dirname, 'histories');
+
+describe('replay of committed histories', () => {
+  it('has a committed history for every recorded scenario', () => {
+    const committed = fs
+      .readdirSync(HISTORIES)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => f.replace(/\.json$/, ''));
+    expect(committed.sort()).toEqual(SCENARIOS.map((s) => s.name).sort());
+  });
+
+  it.each(SCENARIOS.map((s) => s.name))('replays %s with the current workflow code', async (name) => {
+    const history: unknown = JSON.parse(fs.readFileSync(path.join(HISTORIES, `${name}.json`), 'utf8'));
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, name),
+    ).resolves.toBeUndefined();
+  });
+});
+
+describe('replay as a guard', () => {
+  it('fails replay when acquireLock changes its commands without patched()', async () => {
+    const drifted = await bundleWorkflowCode({
+      workflowsPath: require.resolve('./support/driftedWorkflows'),
+      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
+    });
+    const history: unknown = JSON.parse(
+      fs.readFileSync(path.join(HISTORIES, 'acquireLock-uncontended.json'), 'utf8'),
+    );
+    await expect(Worker.runReplayHistory({ workflowBundle: drifted }, history)).rejects.toThrow(
+      DeterminismViolationError,
+    );
+  });
+});

@@ -1,0 +1,9 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+
+/** Starts the servers the suites need before any test runs; each script is idempotent. */
+export default function globalSetup(): void {
+  const root = path.resolve(__dirname, '..', '..');
+  // A server that cannot start throws here and fails the run: nothing is skipped.
+  execFileSync('bash', [path.join(root, 'scripts', 'temporal-server.sh'), 'start'], { stdio: 'inherit' });
+}

@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  Runtime,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
+import pino from 'pino';
+import type { ActivityDeps } from '../../activities';
+import { SqliteLockService } from '../../locks/sqliteLockService';
+import { createLockwardenWorker, WORKFLOWS_PATH } from '../../worker/createWorker';
+
+// Worker lifecycle lines and expected workflow failures would drown the test report; errors still show.
+Runtime.install({
+  logger: new DefaultLogger('ERROR'),
+  telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
+});
+
+/** Address of the dev server jest's global setup started. */
+export const TEMPORAL_ADDRESS = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+
+/** The workflow bundle, built once per test file (webpack takes seconds; workers share it). */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+  return bundle;
+}
+
+/** A test environment connected to the dev server (never a downloaded one). */
+export function connectTestEnv(): Promise<TestWorkflowEnvironment> {
+  return TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
+}
+
+/** A name no other test uses, for task queues, workflow ids, keys and requesters. */
+export function unique(prefix: string): string {
+  return `${prefix}-${randomUUID().slice(0, 8)}`;
+}
+
+/** A fresh SQLite lock service in its own temporary file. */
+export function freshSqliteLockService(): SqliteLockService {
+  return new SqliteLockService({ path: path.join(os.tmpdir(), `lockwarden-test-${randomUUID()}.sqlite`) });
+}
+
+/** A logger that records nothing, for activities under test. */
+export const silentLog = pino({ level: 'silent' });
+
+/** Runs `fn` while a lockwarden worker polls a fresh task queue, then shuts the worker down. */
+export async function withWorker<T>(
+  env: TestWorkflowEnvironment,
+  deps: ActivityDeps,
+  fn: (taskQueue: string) => Promise<T>,
+): Promise<T> {
+  const taskQueue = unique('tq');
+  const worker = await createLockwardenWorker({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue,
+    deps,
+    workflows: { workflowBundle: await workflowBundle() },
+  });
+  return worker.runUntil(fn(taskQueue));
+}
+
+const quietBundlerLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: (message: string, meta?: unknown) => console.error(message, meta),
+};

@@ -20,6 +20,7 @@ check() {
 }
 check "type check (tsc --noEmit)" npx tsc --noEmit -p .
 check "lint (eslint)" npx eslint .
+check "format (prettier --check)" npx prettier --check --log-level warn .
 
 results=.data/jest-results.json
 rm -f "$results"

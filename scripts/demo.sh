@@ -9,10 +9,14 @@ bash scripts/ensure-deps.sh
 bash scripts/temporal-server.sh start
 
 mkdir -p .data
-LOG_LEVEL="${LOG_LEVEL:-warn}" npx tsx worker/main.ts >.data/worker.log 2>&1 &
+# A task queue of this run's own: sessions can only be served by the worker started here.
+export LOCKWARDEN_TASK_QUEUE="lockwarden-demo-$(date +%Y%m%d%H%M%S)-$$"
+# node itself (not an npx wrapper) so that stopping $worker_pid stops the worker.
+LOG_LEVEL="${LOG_LEVEL:-warn}" node --import tsx worker/main.ts >.data/worker.log 2>&1 &
 worker_pid=$!
 cleanup() {
-  kill "$worker_pid" 2>/dev/null && wait "$worker_pid" 2>/dev/null || true
+  kill "$worker_pid" 2>/dev/null || true
+  wait "$worker_pid" 2>/dev/null || true
   if [ "${KEEP_SERVER:-0}" = 1 ]; then
     echo "Temporal dev server left running: UI at http://localhost:8233 (stop: bash scripts/temporal-server.sh stop)"
   else

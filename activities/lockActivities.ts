@@ -8,6 +8,7 @@ import type {
   FencedTarget,
   Lease,
   TryAcquireRequest,
+  WaiterRef,
 } from '../policy/lockSchemas';
 
 /** What the lock activities need: the lock service they talk to and a structured logger. */
@@ -37,6 +38,15 @@ export function createLockActivities({ locks, log }: LockActivityDeps) {
         attempt.granted ? 'lease granted' : 'lease denied',
       );
       return attempt;
+    },
+
+    /** Gives up the session's place in the key's queue, so a session that stops waiting blocks no one. */
+    async leaveQueue(waiter: WaiterRef): Promise<void> {
+      await asNonRetryableOnBadInput(() => locks.leave(waiter));
+      log.info(
+        { event: 'lock.leave-queue', backend: locks.backend, key: waiter.key, requester: waiter.requester },
+        'left the queue',
+      );
     },
 
     /** Owner-only, fenced release of a lease the service issued. */

@@ -2,7 +2,10 @@ import type {
   AcquireAttempt,
   FencedActionResult,
   FencedTarget,
+  Holding,
   TryAcquireRequest,
+  Wait,
+  WaiterRef,
 } from '../policy/lockSchemas';
 
 /** What the service holds for a key right now, read on its own clock. */
@@ -13,27 +16,39 @@ export interface LockRecord {
   leaseUntil: number | null;
   /** The newest token ever issued for the key; the next grant is strictly greater. */
   lastToken: string | null;
+  /** Live waiters, head first. */
+  waiters: string[];
   serviceTime: number;
 }
 
 /**
  * The contract every lock backend keeps. The service alone issues fencing tokens (strictly
- * increasing per key, never reused, also across restarts) and alone judges lease deadlines, on its
- * own clock: no operation takes a time from the caller. Renew and release are compare-and-act on
- * (holder, token), so a stale token changes nothing. Bad input is refused with InvalidLockRequest
- * before anything is stored.
+ * increasing per key, never reused, also across restarts) and alone judges lease deadlines and queue
+ * tickets, on its own clock: no operation takes a time from the caller. Renew and release are
+ * compare-and-act on (holder, token), so a stale token changes nothing. Bad input is refused with
+ * InvalidLockRequest before anything is stored.
  */
 export interface LockService {
   /** Short backend name for logs and test names, e.g. `sqlite`. */
   readonly backend: string;
-  /** Grants a new lease, or says why not. Idempotent for a requester that already holds the key. */
+  /** Shortest lease the backend can time precisely; shorter TTLs are rounded up to it. */
+  readonly minTtlMs: number;
+  /** Grants a lease, or says why not (and, under FIFO or priority fairness, keeps the requester's place). */
   tryAcquire(request: TryAcquireRequest): Promise<AcquireAttempt>;
-  /** Reads the key's current holder, token and deadline. */
+  /** Reads the key's current holder, token, deadline and waiters. */
   inspect(key: string): Promise<LockRecord>;
   /** Extends a live lease by its original TTL if (holder, token) still match. */
   renew(target: FencedTarget): Promise<FencedActionResult>;
   /** Ends a lease if (holder, token) still match; anyone else's release changes nothing. */
   release(target: FencedTarget): Promise<FencedActionResult>;
+  /** The requester's 1-based place in the key's queue, or null without a live ticket. */
+  position(waiter: WaiterRef): Promise<number | null>;
+  /** Gives up a place in the queue (a session that stops waiting). */
+  leave(waiter: WaiterRef): Promise<void>;
+  /** Every live lease, for the wait-for graph. */
+  holdings(): Promise<Holding[]>;
+  /** Every live queue ticket, for the wait-for graph. */
+  waits(): Promise<Wait[]>;
   /** Releases the connection or file handle. */
   close(): Promise<void>;
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { InvalidLockRequestError } from '../policy/errors';
 import {
   type AcquireAttempt,
   ABSOLUTE_MAX_TTL_MS,
@@ -8,12 +9,18 @@ import {
   type FencedActionResult,
   fencedTargetSchema,
   type FencedTarget,
+  type Holding,
+  type Lease,
   lockKeySchema,
+  type ParsedTryAcquireRequest,
   parseOrThrow,
   tryAcquireRequestSchema,
   type TryAcquireRequest,
+  type Wait,
+  waiterSchema,
+  type WaiterRef,
 } from '../policy/lockSchemas';
-import { InvalidLockRequestError } from '../policy/errors';
+import { decideGrant, ownerRefusal, positionsByKey, queueOrder, type Ticket } from './grantRules';
 import type { LockRecord, LockService } from './lockService';
 
 /** Options of the embedded backend. */
@@ -27,26 +34,26 @@ export interface SqliteLockServiceOptions {
 // The service clock: SQLite's own reading of the time, in ms, taken inside the transaction.
 const SERVICE_NOW = "CAST(unixepoch('subsec') * 1000 AS INTEGER)";
 
-interface LockRow {
+interface LeaseRow {
   key: string;
   last_token: bigint;
   holder: string | null;
   token: bigint | null;
-  ttl_ms: number | null;
-  lease_until_ms: number | null;
-  granted_at_ms: number | null;
+  lease_until_ms: bigint | null;
+  granted_at_ms: bigint | null;
 }
 
 /**
  * The embedded default backend: one SQLite file in WAL mode, every compound step in an IMMEDIATE
- * transaction so concurrent processes serialize on the write lock. A row per key is never deleted,
- * so its `last_token` keeps tokens increasing after release and after the file is reopened.
+ * transaction so concurrent processes serialize on the write lock. A key's row is never deleted, so
+ * its `last_token` keeps tokens increasing after release and after the file is reopened.
  */
 export class SqliteLockService implements LockService {
   readonly backend = 'sqlite';
+  readonly minTtlMs = 1;
   private readonly db: Database.Database;
   private readonly maxTtlMs: number;
-  private readonly statements;
+  private readonly sql;
 
   constructor(options: SqliteLockServiceOptions) {
     this.maxTtlMs = options.maxTtlMs ?? ABSOLUTE_MAX_TTL_MS;
@@ -54,19 +61,22 @@ export class SqliteLockService implements LockService {
     this.db = new Database(options.path, { timeout: 5_000 });
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
-    this.db.exec(`CREATE TABLE IF NOT EXISTS lock_leases (
-      key TEXT PRIMARY KEY,
-      last_token INTEGER NOT NULL,
-      holder TEXT,
-      token INTEGER,
-      ttl_ms INTEGER,
-      lease_until_ms INTEGER,
-      granted_at_ms INTEGER
-    ) STRICT`);
+    this.db.exec(`
+      CREATE TABLE IF NOT EXISTS lock_leases (
+        key TEXT PRIMARY KEY, last_token INTEGER NOT NULL, holder TEXT, token INTEGER,
+        ttl_ms INTEGER, lease_until_ms INTEGER, granted_at_ms INTEGER) STRICT;
+      CREATE TABLE IF NOT EXISTS lock_waiters (
+        key TEXT NOT NULL, requester TEXT NOT NULL, priority INTEGER NOT NULL, seq INTEGER NOT NULL,
+        expires_at_ms INTEGER NOT NULL, PRIMARY KEY (key, requester)) STRICT;`);
     const db = this.db;
-    this.statements = {
-      now: db.prepare(`SELECT ${SERVICE_NOW} AS now`).pluck(),
-      read: db.prepare('SELECT * FROM lock_leases WHERE key = ?').safeIntegers(true),
+    this.sql = {
+      now: db.prepare(`SELECT ${SERVICE_NOW}`).pluck(),
+      lease: db.prepare('SELECT * FROM lock_leases WHERE key = ?').safeIntegers(true),
+      liveLeases: db
+        .prepare(
+          'SELECT key, holder, token, lease_until_ms FROM lock_leases WHERE holder IS NOT NULL AND lease_until_ms > ?',
+        )
+        .safeIntegers(true),
       grant: db
         .prepare(
           `INSERT INTO lock_leases (key, last_token, holder, token, ttl_ms, lease_until_ms, granted_at_ms)
@@ -85,73 +95,93 @@ export class SqliteLockService implements LockService {
       clear: db.prepare(
         'UPDATE lock_leases SET holder = NULL, token = NULL, ttl_ms = NULL, lease_until_ms = NULL, granted_at_ms = NULL WHERE key = ?',
       ),
+      dropExpiredTickets: db.prepare('DELETE FROM lock_waiters WHERE expires_at_ms <= ?'),
+      tickets: db.prepare(
+        'SELECT requester, priority, seq, expires_at_ms AS expiresAt FROM lock_waiters WHERE key = ? AND expires_at_ms > ?',
+      ),
+      allTickets: db.prepare(
+        'SELECT key, requester, priority, seq, expires_at_ms AS expiresAt FROM lock_waiters WHERE expires_at_ms > ?',
+      ),
+      keepTicket: db.prepare(
+        `INSERT INTO lock_waiters (key, requester, priority, seq, expires_at_ms)
+         VALUES (@key, @requester, @priority, (SELECT COALESCE(MAX(seq), 0) + 1 FROM lock_waiters), @expires)
+         ON CONFLICT (key, requester) DO UPDATE SET expires_at_ms = @expires`,
+      ),
+      dropTicket: db.prepare('DELETE FROM lock_waiters WHERE key = ? AND requester = ?'),
     };
   }
 
   async tryAcquire(input: TryAcquireRequest): Promise<AcquireAttempt> {
-    const request = parseOrThrow(tryAcquireRequestSchema, input, 'tryAcquire request');
-    if (request.ttlMs > this.maxTtlMs) {
-      throw new InvalidLockRequestError('tryAcquire request', [`ttlMs: must be at most ${this.maxTtlMs} ms`]);
-    }
+    const request = this.parseAcquire(input);
     return this.immediate((): AcquireAttempt => {
       const now = this.now();
-      const row = this.read(request.key);
-      if (row?.holder != null && row.lease_until_ms! > now) {
-        if (row.holder === request.requester) {
-          // A retried activity whose first grant was recorded here but lost on the way back.
-          return { granted: true, lease: this.leaseOf(row) };
-        }
-        return {
-          granted: false,
-          denial: denial('HELD', {
-            holder: row.holder,
-            holderLeaseUntil: row.lease_until_ms,
-            waiters: 0,
-            serviceTime: now,
-          }),
-        };
-      }
-      const token = this.statements.grant.get({
-        key: request.key,
-        holder: request.requester,
-        ttl: request.ttlMs,
-        now,
-      }) as bigint;
-      return {
-        granted: true,
-        lease: {
+      this.sql.dropExpiredTickets.run(now);
+      const row = this.readLease(request.key);
+      const tickets = this.ticketsOf(request.key, now);
+      const step = decideGrant(
+        { now, holder: row?.holder ?? null, leaseUntil: toNumber(row?.lease_until_ms), tickets },
+        request,
+      );
+      if (step.kind === 'return-existing') return { granted: true, lease: leaseOf(row!) };
+      if (step.kind === 'grant') {
+        const token = this.sql.grant.get({
+          key: request.key,
+          holder: request.requester,
+          ttl: request.ttlMs,
+          now,
+        }) as bigint;
+        this.sql.dropTicket.run(request.key, request.requester);
+        const lease = {
           key: request.key,
           holder: request.requester,
           token: token.toString(),
           leaseUntil: now + request.ttlMs,
           grantedAt: now,
-        },
+        };
+        return { granted: true, lease };
+      }
+      if (step.keepTicket) {
+        this.sql.keepTicket.run({ ...request, expires: now + request.queueTicketMs });
+      }
+      const live = row?.holder != null && toNumber(row.lease_until_ms)! > now;
+      return {
+        granted: false,
+        denial: denial(step.code, {
+          holder: live ? row.holder : null,
+          holderLeaseUntil: live ? toNumber(row.lease_until_ms) : null,
+          waiters: step.waiters,
+          position: step.position,
+          serviceTime: now,
+        }),
       };
     });
   }
 
   async inspect(key: string): Promise<LockRecord> {
     parseOrThrow(lockKeySchema, key, 'lock key');
-    const now = this.now();
-    const row = this.read(key);
-    const live = row?.holder != null && row.lease_until_ms! > now;
-    return {
-      key,
-      holder: live ? row.holder : null,
-      token: live ? row.token!.toString() : null,
-      leaseUntil: live ? row.lease_until_ms : null,
-      lastToken: row ? row.last_token.toString() : null,
-      serviceTime: now,
-    };
+    return this.immediate(() => {
+      const now = this.now();
+      const row = this.readLease(key);
+      const live = row?.holder != null && toNumber(row.lease_until_ms)! > now;
+      return {
+        key,
+        holder: live ? row.holder : null,
+        token: live ? row.token!.toString() : null,
+        leaseUntil: live ? toNumber(row.lease_until_ms) : null,
+        lastToken: row ? row.last_token.toString() : null,
+        waiters: this.ticketsOf(key, now).map((t) => t.requester),
+        serviceTime: now,
+      };
+    });
   }
 
   async renew(input: FencedTarget): Promise<FencedActionResult> {
     const target = parseOrThrow(fencedTargetSchema, input, 'renew request');
     return this.immediate((): FencedActionResult => {
       const now = this.now();
-      const refusal = this.checkOwner(target, now, { requireLive: true });
+      const refusal = this.checkOwner(target, now);
       if (refusal) return refusal;
-      const leaseUntil = this.statements.extend.get({ key: target.key, now }) as number;
+      const leaseUntil = this.sql.extend.get({ key: target.key, now }) as number;
       return { ok: true, serviceTime: now, leaseUntil };
     });
   }
@@ -160,30 +190,61 @@ export class SqliteLockService implements LockService {
     const target = parseOrThrow(fencedTargetSchema, input, 'release request');
     return this.immediate((): FencedActionResult => {
       const now = this.now();
-      // An expired lease may still be cleared by its owner: nobody else has taken it.
-      const refusal = this.checkOwner(target, now, { requireLive: false });
+      const refusal = this.checkOwner(target, now);
       if (refusal) return refusal;
-      this.statements.clear.run(target.key);
+      this.sql.clear.run(target.key);
       return { ok: true, serviceTime: now };
     });
+  }
+
+  async position(input: WaiterRef): Promise<number | null> {
+    const { key, requester } = parseOrThrow(waiterSchema, input, 'waiter');
+    const tickets = this.ticketsOf(key, this.now());
+    const index = tickets.findIndex((t) => t.requester === requester);
+    return index < 0 ? null : index + 1;
+  }
+
+  async leave(input: WaiterRef): Promise<void> {
+    const { key, requester } = parseOrThrow(waiterSchema, input, 'waiter');
+    this.sql.dropTicket.run(key, requester);
+  }
+
+  async holdings(): Promise<Holding[]> {
+    const rows = this.sql.liveLeases.all(this.now()) as LeaseRow[];
+    return rows.map((r) => ({
+      key: r.key,
+      holder: r.holder!,
+      token: r.token!.toString(),
+      leaseUntil: toNumber(r.lease_until_ms)!,
+    }));
+  }
+
+  async waits(): Promise<Wait[]> {
+    const rows = this.sql.allTickets.all(this.now()) as (Ticket & { key: string })[];
+    return positionsByKey(rows);
   }
 
   async close(): Promise<void> {
     this.db.close();
   }
 
-  private checkOwner(target: FencedTarget, now: number, { requireLive }: { requireLive: boolean }) {
-    const row = this.read(target.key);
-    if (row?.holder == null || row.holder !== target.holder) {
-      return { ok: false as const, reason: 'not-holder' as const, serviceTime: now };
+  private parseAcquire(input: TryAcquireRequest): ParsedTryAcquireRequest {
+    const request = parseOrThrow(tryAcquireRequestSchema, input, 'tryAcquire request');
+    if (request.ttlMs > this.maxTtlMs) {
+      throw new InvalidLockRequestError('tryAcquire request', [`ttlMs: must be at most ${this.maxTtlMs} ms`]);
     }
-    if (row.token!.toString() !== target.token) {
-      return { ok: false as const, reason: 'stale-token' as const, serviceTime: now };
-    }
-    if (requireLive && row.lease_until_ms! <= now) {
-      return { ok: false as const, reason: 'expired' as const, serviceTime: now };
-    }
-    return null;
+    return request;
+  }
+
+  private checkOwner(target: FencedTarget, now: number) {
+    const row = this.readLease(target.key);
+    return ownerRefusal(
+      row?.holder ?? null,
+      row?.token?.toString() ?? null,
+      toNumber(row?.lease_until_ms),
+      target,
+      now,
+    );
   }
 
   private immediate<T>(fn: () => T): T {
@@ -191,32 +252,28 @@ export class SqliteLockService implements LockService {
   }
 
   private now(): number {
-    return this.statements.now.get() as number;
+    return this.sql.now.get() as number;
   }
 
-  private read(key: string): LockRow | undefined {
-    const row = this.statements.read.get(key) as Record<string, unknown> | undefined;
-    if (!row) return undefined;
-    // safeIntegers returns every INTEGER as bigint; only the token columns need the width.
-    const asNumber = (v: unknown) => (v == null ? null : Number(v));
-    return {
-      key: row.key as string,
-      last_token: row.last_token as bigint,
-      holder: row.holder as string | null,
-      token: row.token as bigint | null,
-      ttl_ms: asNumber(row.ttl_ms),
-      lease_until_ms: asNumber(row.lease_until_ms),
-      granted_at_ms: asNumber(row.granted_at_ms),
-    };
+  private readLease(key: string): LeaseRow | undefined {
+    return this.sql.lease.get(key) as LeaseRow | undefined;
   }
 
-  private leaseOf(row: LockRow) {
-    return {
-      key: row.key,
-      holder: row.holder!,
-      token: row.token!.toString(),
-      leaseUntil: row.lease_until_ms!,
-      grantedAt: row.granted_at_ms!,
-    };
+  private ticketsOf(key: string, now: number): Ticket[] {
+    return (this.sql.tickets.all(key, now) as Ticket[]).sort(queueOrder);
   }
+}
+
+function toNumber(value: bigint | number | null | undefined): number | null {
+  return value == null ? null : Number(value);
+}
+
+function leaseOf(row: LeaseRow): Lease {
+  return {
+    key: row.key,
+    holder: row.holder!,
+    token: row.token!.toString(),
+    leaseUntil: toNumber(row.lease_until_ms)!,
+    grantedAt: toNumber(row.granted_at_ms)!,
+  };
 }

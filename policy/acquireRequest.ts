@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { LATENCY_FLOOR_MS } from './constants';
 import {
   type Denial,
+  fairnessSchema,
   holderSchema,
   type Lease,
   lockKeySchema,
@@ -26,6 +27,8 @@ export const acquireRequestSchema = z
     key: lockKeySchema,
     requester: holderSchema,
     ttlMs: ttlMsSchema.default(30_000),
+    fairness: fairnessSchema.default('FIFO'),
+    priority: z.number().int().min(0).max(1_000).default(0),
     budget: retryBudgetSchema.prefault({}),
   })
   .refine((r) => r.budget.baseBackoffMs <= r.budget.maxBackoffMs, {

@@ -64,7 +64,10 @@ export const denialSchema = z.strictObject({
   reason: z.string(),
   holder: holderSchema.nullable(),
   holderLeaseUntil: z.number().int().nullable(),
+  /** Live waiters on the key other than the requester. */
   waiters: z.number().int().nonnegative(),
+  /** The requester's 1-based place in the waiter queue, when it holds a ticket. */
+  position: z.number().int().positive().nullable(),
   serviceTime: z.number().int(),
 });
 export type Denial = z.infer<typeof denialSchema>;
@@ -72,18 +75,54 @@ export type Denial = z.infer<typeof denialSchema>;
 /** The answer of one fast-path attempt. */
 export type AcquireAttempt = { granted: true; lease: Lease } | { granted: false; denial: Denial };
 
+/** A live lease as listed by `holdings()`, for the wait-for graph. */
+export interface Holding {
+  key: string;
+  holder: string;
+  token: string;
+  leaseUntil: number;
+}
+
+/** A live queue ticket as listed by `waits()`, for the wait-for graph. */
+export interface Wait {
+  key: string;
+  requester: string;
+  position: number;
+}
+
 /** The answer of a fenced release or renewal: done, or why not. */
 export type FencedActionResult =
   | { ok: true; serviceTime: number; leaseUntil?: number }
   | { ok: false; reason: 'not-holder' | 'stale-token' | 'expired'; serviceTime: number };
+
+/**
+ * How a key's waiters are ordered. FIFO: by arrival. priority-based: higher priority first, then by
+ * arrival. no-starvation-guarantee: no ticket is taken and a free lock goes to whoever asks first.
+ */
+export const FAIRNESS_POLICIES = ['FIFO', 'priority-based', 'no-starvation-guarantee'] as const;
+export const fairnessSchema = z.enum(FAIRNESS_POLICIES);
+export type Fairness = z.infer<typeof fairnessSchema>;
+
+/** Longest a waiter's queue ticket lives without the waiter asking again. */
+export const MAX_QUEUE_TICKET_MS = 10 * 60 * 1000;
 
 /** A request to the lock service's fast path. */
 export const tryAcquireRequestSchema = z.strictObject({
   key: lockKeySchema,
   requester: holderSchema,
   ttlMs: ttlMsSchema,
+  fairness: fairnessSchema.default('FIFO'),
+  /** Used under priority-based fairness; higher goes first. */
+  priority: z.number().int().min(0).max(1_000).default(0),
+  /** How long the requester's place in the queue is kept after this call; each call renews it. */
+  queueTicketMs: z.number().int().min(1_000).max(MAX_QUEUE_TICKET_MS).default(30_000),
 });
-export type TryAcquireRequest = z.infer<typeof tryAcquireRequestSchema>;
+export type TryAcquireRequest = z.input<typeof tryAcquireRequestSchema>;
+export type ParsedTryAcquireRequest = z.output<typeof tryAcquireRequestSchema>;
+
+/** Identifies one waiter on one key. */
+export const waiterSchema = z.strictObject({ key: lockKeySchema, requester: holderSchema });
+export type WaiterRef = z.infer<typeof waiterSchema>;
 
 /** A fenced action's target: (key, holder, token) of a lease; other lease fields are ignored. */
 export const fencedTargetSchema = z.object({

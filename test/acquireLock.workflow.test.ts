@@ -93,6 +93,8 @@ describe('acquireLock workflow on the dev server', () => {
       });
       const description = await env.client.workflow.getHandle(session.workflowId).describe();
       expect(description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.lockState)).toBe('budget-spent');
+      // It waited under FIFO, so it held a ticket; giving up must hand that place back.
+      expect((await locks.inspect(key)).waiters).toEqual([]);
     });
   });
 

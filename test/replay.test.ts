@@ -7,16 +7,20 @@ import { workflowBundle } from './support/temporalFixture';
 
 const HISTORIES = path.join(__dirname, 'histories');
 
+// Histories recorded before a patched() change stay committed beside the new ones, so both the old
+// and the new path keep replaying.
+const committed = fs
+  .readdirSync(HISTORIES)
+  .filter((f) => f.endsWith('.json'))
+  .map((f) => f.replace(/\.json$/, ''))
+  .sort();
+
 describe('replay of committed histories', () => {
   it('has a committed history for every recorded scenario', () => {
-    const committed = fs
-      .readdirSync(HISTORIES)
-      .filter((f) => f.endsWith('.json'))
-      .map((f) => f.replace(/\.json$/, ''));
-    expect(committed.sort()).toEqual(SCENARIOS.map((s) => s.name).sort());
+    expect(committed).toEqual(expect.arrayContaining(SCENARIOS.map((s) => s.name)));
   });
 
-  it.each(SCENARIOS.map((s) => s.name))('replays %s with the current workflow code', async (name) => {
+  it.each(committed)('replays %s with the current workflow code', async (name) => {
     const history: unknown = JSON.parse(fs.readFileSync(path.join(HISTORIES, `${name}.json`), 'utf8'));
     await expect(
       Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, name),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_LOCK_SERVICE_URL } from '../locks/lockServiceFromUrl';
+import { DEFAULT_LOCK_SERVICE_URL } from '../locks/openLockService';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../policy/constants';
 import { describeIssues, InvalidConfigurationError } from '../policy/errors';
 

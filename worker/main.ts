@@ -1,6 +1,6 @@
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import pino from 'pino';
-import { lockServiceFromUrl } from '../locks/lockServiceFromUrl';
+import { openLockService } from '../locks/openLockService';
 import { loadWorkerConfig } from './config';
 import { createLockwardenWorker } from './createWorker';
 
@@ -9,7 +9,7 @@ async function main(): Promise<void> {
   const config = loadWorkerConfig();
   const log = pino({ level: config.logLevel, base: { service: 'lockwarden-worker' } });
   Runtime.install({ logger: new DefaultLogger(config.logLevel === 'silent' ? 'ERROR' : 'WARN') });
-  const locks = lockServiceFromUrl(config.lockServiceUrl, { maxTtlMs: config.lockMaxTtlMs });
+  const locks = await openLockService(config.lockServiceUrl, { maxTtlMs: config.lockMaxTtlMs });
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   try {
     const worker = await createLockwardenWorker({

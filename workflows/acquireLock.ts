@@ -1,5 +1,6 @@
 import {
   ApplicationFailure,
+  patched,
   proxyActivities,
   setCurrentDetails,
   sleep,
@@ -19,7 +20,7 @@ import { boundRetryDelay } from '../policy/guardrails';
 import type { Denial } from '../policy/lockSchemas';
 
 // The fast path must answer quickly; a lock service that is down is retried by Temporal, briefly.
-const { tryAcquireLock } = proxyActivities<Activities>({
+const { tryAcquireLock, leaveQueue } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   retry: {
     initialInterval: '200 milliseconds',
@@ -36,7 +37,7 @@ const { tryAcquireLock } = proxyActivities<Activities>({
  */
 export async function acquireLock(input: AcquireRequestInput): Promise<AcquireOutcome> {
   const request = validated(input);
-  const { key, requester, ttlMs, budget } = request;
+  const { key, requester, ttlMs, fairness, priority, budget } = request;
   upsertSearchAttributes([
     { key: SEARCH_ATTRIBUTES.lockKey, value: key },
     { key: SEARCH_ATTRIBUTES.lockRequester, value: requester },
@@ -49,7 +50,7 @@ export async function acquireLock(input: AcquireRequestInput): Promise<AcquireOu
   let lastDenial: Denial | undefined;
   for (let attempts = 1; ; attempts++) {
     const attempt = await tryAcquireLock.executeWithOptions({ summary: `fast path, attempt ${attempts}` }, [
-      { key, requester, ttlMs },
+      { key, requester, ttlMs, fairness, priority },
     ]);
     const waitedMs = Date.now() - startedAt;
     if (attempt.granted) {
@@ -64,6 +65,12 @@ export async function acquireLock(input: AcquireRequestInput): Promise<AcquireOu
     );
     const next = boundRetryDelay(requestedMs, { attempts, elapsedMs: waitedMs }, budget);
     if (next.kind === 'stop') {
+      // Sessions started before this change gave up without handing their FIFO place back.
+      if (patched('leave-queue-when-giving-up')) {
+        await leaveQueue.executeWithOptions({ summary: 'leave the queue: budget spent' }, [
+          { key, requester },
+        ]);
+      }
       showState(
         'budget-spent',
         `budget spent (${next.why}) after ${attempts} attempt(s); last: ${lastDenial.reason}`,

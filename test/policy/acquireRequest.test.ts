@@ -7,6 +7,8 @@ describe('parseAcquireRequest', () => {
       key: 'k',
       requester: 'r',
       ttlMs: 30_000,
+      fairness: 'FIFO',
+      priority: 0,
       budget: { maxRetries: 20, maxTotalWaitMs: 60_000, maxBackoffMs: 5_000, baseBackoffMs: 100 },
     });
   });

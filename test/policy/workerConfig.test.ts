@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { lockServiceFromUrl } from '../../locks/lockServiceFromUrl';
+import { openLockService } from '../../locks/openLockService';
 import { SEARCH_ATTRIBUTES } from '../../policy/constants';
 import { InvalidConfigurationError } from '../../policy/errors';
 import { loadWorkerConfig } from '../../worker/config';
@@ -22,9 +22,15 @@ describe('worker configuration', () => {
     expect(load).toThrow(/TEMPORAL_ADDRESS: must be host:port.*LOCK_MAX_TTL_MS.*LOG_LEVEL/);
   });
 
-  it('refuses a lock service URL it cannot open, saying which forms it accepts', () => {
-    expect(() => lockServiceFromUrl('mysql://db')).toThrow(/LOCK_SERVICE_URL must be sqlite:<path>/);
-  });
+  it.each(['mysql://db', 'etcd://no-port', 'redis:/missing-slash', ''])(
+    'refuses the lock service URL %j, saying which forms it accepts',
+    async (url) => {
+      await expect(openLockService(url)).rejects.toThrow(InvalidConfigurationError);
+      await expect(openLockService(url)).rejects.toThrow(
+        /LOCK_SERVICE_URL must be one of sqlite:<path>, redis:\/\//,
+      );
+    },
+  );
 
   it('registers on the dev server exactly the search attributes the workflows upsert', () => {
     const listed = fs

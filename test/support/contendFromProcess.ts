@@ -7,7 +7,12 @@ async function main(): Promise<void> {
   const [file, key, requester, rounds] = process.argv.slice(2);
   const locks = new SqliteLockService({ path: file! });
   for (let i = 0; i < Number(rounds); i++) {
-    const attempt = await locks.tryAcquire({ key: key!, requester: `${requester}-${i}`, ttlMs: 5_000 });
+    const attempt = await locks.tryAcquire({
+      key: key!,
+      requester: `${requester}-${i}`,
+      ttlMs: 5_000,
+      fairness: 'no-starvation-guarantee',
+    });
     if (attempt.granted) {
       await delay(1);
       const released = await locks.release(attempt.lease);

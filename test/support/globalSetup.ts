@@ -6,4 +6,5 @@ export default function globalSetup(): void {
   const root = path.resolve(__dirname, '..', '..');
   // A server that cannot start throws here and fails the run: nothing is skipped.
   execFileSync('bash', [path.join(root, 'scripts', 'temporal-server.sh'), 'start'], { stdio: 'inherit' });
+  execFileSync('bash', [path.join(root, 'scripts', 'lock-servers.sh'), 'start'], { stdio: 'inherit' });
 }

@@ -1,6 +1,3 @@
-import { randomUUID } from 'node:crypto';
-import os from 'node:os';
-import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import {
   bundleWorkflowCode,
@@ -12,6 +9,9 @@ import pino from 'pino';
 import type { ActivityDeps } from '../../activities';
 import { SqliteLockService } from '../../locks/sqliteLockService';
 import { createLockwardenWorker, WORKFLOWS_PATH } from '../../worker/createWorker';
+import { freshSqlitePath, unique } from './tempFiles';
+
+export { unique };
 
 // Worker lifecycle lines and expected workflow failures would drown the test report; errors still show.
 Runtime.install({
@@ -35,14 +35,9 @@ export function connectTestEnv(): Promise<TestWorkflowEnvironment> {
   return TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
 }
 
-/** A name no other test uses, for task queues, workflow ids, keys and requesters. */
-export function unique(prefix: string): string {
-  return `${prefix}-${randomUUID().slice(0, 8)}`;
-}
-
 /** A fresh SQLite lock service in its own temporary file. */
 export function freshSqliteLockService(): SqliteLockService {
-  return new SqliteLockService({ path: path.join(os.tmpdir(), `lockwarden-test-${randomUUID()}.sqlite`) });
+  return new SqliteLockService({ path: freshSqlitePath() });
 }
 
 /** A logger that records nothing, for activities under test. */

@@ -1,0 +1,317 @@
+import { type EventEmitter, once } from 'node:events';
+import { Etcd3, type IKeyValue } from 'etcd3';
+import { InvalidLockRequestError } from '../policy/errors';
+import {
+  type AcquireAttempt,
+  ABSOLUTE_MAX_TTL_MS,
+  denial,
+  type FencedActionResult,
+  fencedTargetSchema,
+  type FencedTarget,
+  type Holding,
+  type Lease,
+  lockKeySchema,
+  type ParsedTryAcquireRequest,
+  parseOrThrow,
+  tryAcquireRequestSchema,
+  type TryAcquireRequest,
+  type Wait,
+  waiterSchema,
+  type WaiterRef,
+} from '../policy/lockSchemas';
+import { decideGrant, queueOrder, type Ticket } from './grantRules';
+import type { LockRecord, LockService } from './lockService';
+
+/** Options of the etcd backend. */
+export interface EtcdLockServiceOptions {
+  /** Client URLs, e.g. `http://127.0.0.1:2379`. */
+  hosts: string[];
+  maxTtlMs?: number;
+}
+
+// etcd grants lease TTLs in whole seconds and never below its own floor (about 1.5 x the election timeout).
+const ETCD_MIN_TTL_S = 2;
+const LEASE_PREFIX = 'lockwarden/lease/';
+const WAIT_PREFIX = 'lockwarden/wait/';
+const TOKEN_PREFIX = 'lockwarden/token/';
+const leaseKeyOf = (key: string) => LEASE_PREFIX + encodeURIComponent(key);
+const waitPrefixOf = (key: string) => `${WAIT_PREFIX}${encodeURIComponent(key)}/`;
+// Rewritten by every grant and never deleted: its mod revision is the newest token issued for the key.
+const tokenMarkerOf = (key: string) => TOKEN_PREFIX + encodeURIComponent(key);
+const ticketKeyOf = (key: string, requester: string) => waitPrefixOf(key) + encodeURIComponent(requester);
+
+interface LeaseValue {
+  holder: string;
+  ttlMs: number;
+  grantedAt: number;
+}
+
+/**
+ * The etcd backend. A lease is a key bound to an etcd lease, so etcd itself expires it on its own
+ * clock; the fencing token is the key's create revision, which etcd never reuses (also across
+ * restarts, since revisions are persisted in its log). A waiter's ticket is a key bound to a lease of
+ * its own, so a dead waiter's ticket vanishes when that lease runs out. Grants are transactions that
+ * succeed only if the lease key is still absent. etcd has no clock API: the deadlines and service
+ * times this backend reports are the worker's estimate of etcd's decision, which etcd alone enforces,
+ * and TTLs are rounded up to whole seconds (at least 2 s).
+ */
+export class EtcdLockService implements LockService {
+  readonly backend = 'etcd';
+  readonly minTtlMs = ETCD_MIN_TTL_S * 1000;
+  private readonly client: Etcd3;
+  private readonly maxTtlMs: number;
+
+  constructor(options: EtcdLockServiceOptions) {
+    this.client = new Etcd3({ hosts: options.hosts, dialTimeout: 3_000 });
+    this.maxTtlMs = options.maxTtlMs ?? ABSOLUTE_MAX_TTL_MS;
+  }
+
+  async tryAcquire(input: TryAcquireRequest): Promise<AcquireAttempt> {
+    const request = parseOrThrow(tryAcquireRequestSchema, input, 'tryAcquire request');
+    if (request.ttlMs > this.maxTtlMs) {
+      throw new InvalidLockRequestError('tryAcquire request', [`ttlMs: must be at most ${this.maxTtlMs} ms`]);
+    }
+    // A lost race (another grant between our read and our transaction) is read again; a key that
+    // keeps changing hands under us is, for this attempt, held by someone else.
+    for (let round = 0; round < 3; round++) {
+      const attempt = await this.attempt(request);
+      if (attempt !== 'raced') return attempt;
+    }
+    const current = await this.readLease(request.key);
+    return {
+      granted: false,
+      denial: denial('HELD', {
+        holder: current?.value.holder ?? null,
+        holderLeaseUntil: current ? current.value.grantedAt + current.value.ttlMs : null,
+        waiters: (await this.ticketsOf(request.key)).filter((t) => t.requester !== request.requester).length,
+        position: await this.position({ key: request.key, requester: request.requester }),
+        serviceTime: Date.now(),
+      }),
+    };
+  }
+
+  async inspect(key: string): Promise<LockRecord> {
+    parseOrThrow(lockKeySchema, key, 'lock key');
+    const now = Date.now();
+    const [current, tickets, lastToken] = await Promise.all([
+      this.readLease(key),
+      this.ticketsOf(key),
+      this.lastToken(key),
+    ]);
+    return {
+      key,
+      holder: current?.value.holder ?? null,
+      token: current?.kv.create_revision ?? null,
+      leaseUntil: current ? await this.estimateDeadline(current.kv) : null,
+      lastToken,
+      waiters: tickets.map((t) => t.requester),
+      serviceTime: now,
+    };
+  }
+
+  async renew(input: FencedTarget): Promise<FencedActionResult> {
+    const target = parseOrThrow(fencedTargetSchema, input, 'renew request');
+    const now = Date.now();
+    const current = await this.readLease(target.key);
+    const refusal = this.ownerRefusal(current, target, now);
+    if (refusal) return refusal;
+    const ttl = await this.keepAliveOnce(current!.kv.lease);
+    if (ttl <= 0) return { ok: false, reason: 'expired', serviceTime: now };
+    return { ok: true, serviceTime: now, leaseUntil: now + ttl * 1000 };
+  }
+
+  async release(input: FencedTarget): Promise<FencedActionResult> {
+    const target = parseOrThrow(fencedTargetSchema, input, 'release request');
+    const now = Date.now();
+    const current = await this.readLease(target.key);
+    const refusal = this.ownerRefusal(current, target, now);
+    if (refusal) return refusal;
+    const leaseKey = leaseKeyOf(target.key);
+    const txn = await this.client
+      .if(leaseKey, 'Mod', '==', current!.kv.mod_revision)
+      .then(this.client.delete().key(leaseKey))
+      .commit();
+    if (!txn.succeeded) return { ok: false, reason: 'stale-token', serviceTime: now };
+    await this.client.leaseClient.leaseRevoke({ ID: current!.kv.lease }).catch(() => undefined);
+    return { ok: true, serviceTime: now };
+  }
+
+  async position(input: WaiterRef): Promise<number | null> {
+    const { key, requester } = parseOrThrow(waiterSchema, input, 'waiter');
+    const index = (await this.ticketsOf(key)).findIndex((t) => t.requester === requester);
+    return index < 0 ? null : index + 1;
+  }
+
+  async leave(input: WaiterRef): Promise<void> {
+    const { key, requester } = parseOrThrow(waiterSchema, input, 'waiter');
+    await this.client.delete().key(ticketKeyOf(key, requester));
+  }
+
+  async holdings(): Promise<Holding[]> {
+    const kvs = (await this.client.getAll().prefix(LEASE_PREFIX).exec()).kvs;
+    return Promise.all(
+      kvs.map(async (kv) => ({
+        key: decodeURIComponent(kv.key.toString().slice(LEASE_PREFIX.length)),
+        holder: (JSON.parse(kv.value.toString()) as LeaseValue).holder,
+        token: kv.create_revision,
+        leaseUntil: await this.estimateDeadline(kv),
+      })),
+    );
+  }
+
+  async waits(): Promise<Wait[]> {
+    const kvs = (await this.client.getAll().prefix(WAIT_PREFIX).exec()).kvs;
+    const byKey = new Map<string, IKeyValue[]>();
+    for (const kv of kvs) {
+      const [encodedKey] = kv.key.toString().slice(WAIT_PREFIX.length).split('/');
+      const key = decodeURIComponent(encodedKey!);
+      byKey.set(key, [...(byKey.get(key) ?? []), kv]);
+    }
+    return [...byKey].flatMap(([key, list]) =>
+      ticketsFrom(list).map((t, i) => ({ key, requester: t.requester, position: i + 1 })),
+    );
+  }
+
+  async close(): Promise<void> {
+    this.client.close();
+  }
+
+  private async attempt(request: ParsedTryAcquireRequest): Promise<AcquireAttempt | 'raced'> {
+    const now = Date.now();
+    const [current, tickets] = await Promise.all([this.readLease(request.key), this.ticketsOf(request.key)]);
+    // etcd deletes an expired lease key itself, so a present key is a live lease.
+    const step = decideGrant(
+      {
+        now,
+        holder: current?.value.holder ?? null,
+        leaseUntil: current ? Number.POSITIVE_INFINITY : null,
+        tickets,
+      },
+      request,
+    );
+    if (step.kind === 'return-existing')
+      return { granted: true, lease: this.leaseFrom(request.key, current!) };
+    if (step.kind === 'grant') {
+      const ttlS = Math.max(ETCD_MIN_TTL_S, Math.ceil(request.ttlMs / 1000));
+      const { ID } = await this.client.leaseClient.leaseGrant({ TTL: ttlS });
+      const leaseKey = leaseKeyOf(request.key);
+      const value: LeaseValue = { holder: request.requester, ttlMs: ttlS * 1000, grantedAt: now };
+      const txn = await this.client
+        .if(leaseKey, 'Create', '==', 0)
+        .then(
+          this.client.put(leaseKey).value(JSON.stringify(value)).lease(ID),
+          this.client.put(tokenMarkerOf(request.key)).value(''),
+          this.client.delete().key(ticketKeyOf(request.key, request.requester)),
+        )
+        .commit();
+      if (!txn.succeeded) {
+        await this.client.leaseClient.leaseRevoke({ ID }).catch(() => undefined);
+        return 'raced';
+      }
+      const lease: Lease = {
+        key: request.key,
+        holder: request.requester,
+        token: txn.header.revision,
+        leaseUntil: now + ttlS * 1000,
+        grantedAt: now,
+      };
+      return { granted: true, lease };
+    }
+    if (step.keepTicket) await this.keepTicket(request, tickets);
+    return {
+      granted: false,
+      denial: denial(step.code, {
+        holder: current?.value.holder ?? null,
+        holderLeaseUntil: current ? await this.estimateDeadline(current.kv) : null,
+        waiters: step.waiters,
+        position: step.position,
+        serviceTime: now,
+      }),
+    };
+  }
+
+  // A ticket is a key on a lease of its own: renewing the ticket is a keep-alive of that lease.
+  private async keepTicket(
+    request: ParsedTryAcquireRequest,
+    tickets: (Ticket & { lease?: string })[],
+  ): Promise<void> {
+    const mine = tickets.find((t) => t.requester === request.requester);
+    if (mine?.lease && (await this.keepAliveOnce(mine.lease)) > 0) return;
+    const { ID } = await this.client.leaseClient.leaseGrant({ TTL: Math.ceil(request.queueTicketMs / 1000) });
+    const ticketKey = ticketKeyOf(request.key, request.requester);
+    const txn = await this.client
+      .if(ticketKey, 'Create', '==', 0)
+      .then(
+        this.client
+          .put(ticketKey)
+          .value(JSON.stringify({ priority: request.priority }))
+          .lease(ID),
+      )
+      .commit();
+    if (!txn.succeeded) await this.client.leaseClient.leaseRevoke({ ID }).catch(() => undefined);
+  }
+
+  private ownerRefusal(
+    current: { kv: IKeyValue; value: LeaseValue } | null,
+    target: FencedTarget,
+    now: number,
+  ) {
+    if (!current || current.value.holder !== target.holder)
+      return { ok: false as const, reason: 'not-holder' as const, serviceTime: now };
+    if (current.kv.create_revision !== target.token)
+      return { ok: false as const, reason: 'stale-token' as const, serviceTime: now };
+    return null;
+  }
+
+  private async readLease(key: string): Promise<{ kv: IKeyValue; value: LeaseValue } | null> {
+    const kv = (await this.client.get(leaseKeyOf(key)).exec()).kvs[0];
+    return kv ? { kv, value: JSON.parse(kv.value.toString()) as LeaseValue } : null;
+  }
+
+  private async ticketsOf(key: string): Promise<(Ticket & { lease: string })[]> {
+    return ticketsFrom((await this.client.getAll().prefix(waitPrefixOf(key)).exec()).kvs);
+  }
+
+  private async lastToken(key: string): Promise<string | null> {
+    const kv = (await this.client.get(tokenMarkerOf(key)).exec()).kvs[0];
+    return kv?.mod_revision ?? null;
+  }
+
+  private leaseFrom(key: string, current: { kv: IKeyValue; value: LeaseValue }): Lease {
+    return {
+      key,
+      holder: current.value.holder,
+      token: current.kv.create_revision,
+      leaseUntil: current.value.grantedAt + current.value.ttlMs,
+      grantedAt: current.value.grantedAt,
+    };
+  }
+
+  private async estimateDeadline(kv: IKeyValue): Promise<number> {
+    const { TTL } = await this.client.leaseClient.leaseTimeToLive({ ID: kv.lease });
+    return Date.now() + Math.max(0, Number(TTL)) * 1000;
+  }
+
+  private async keepAliveOnce(leaseId: string): Promise<number> {
+    const stream = await this.client.leaseClient.leaseKeepAlive();
+    try {
+      stream.write({ ID: leaseId });
+      const [response] = (await once(stream as unknown as EventEmitter, 'data')) as [{ TTL: string }];
+      return Number(response.TTL);
+    } finally {
+      stream.end();
+    }
+  }
+}
+
+function ticketsFrom(kvs: IKeyValue[]): (Ticket & { lease: string })[] {
+  return kvs
+    .map((kv) => ({
+      requester: decodeURIComponent(kv.key.toString().split('/').pop()!),
+      priority: (JSON.parse(kv.value.toString()) as { priority: number }).priority,
+      seq: Number(kv.create_revision),
+      expiresAt: Number.POSITIVE_INFINITY,
+      lease: kv.lease,
+    }))
+    .sort(queueOrder);
+}

@@ -1,0 +1,96 @@
+import type {
+  DenialCode,
+  FencedActionResult,
+  FencedTarget,
+  ParsedTryAcquireRequest,
+  Wait,
+} from '../policy/lockSchemas';
+
+/** A waiter's queue ticket as a backend stores it. `seq` orders arrivals; `expiresAt` is service time. */
+export interface Ticket {
+  requester: string;
+  priority: number;
+  seq: number;
+  expiresAt: number;
+}
+
+/** What a backend read about a key inside its transaction, all on the service clock. */
+export interface KeySnapshot {
+  now: number;
+  holder: string | null;
+  leaseUntil: number | null;
+  tickets: Ticket[];
+}
+
+/** What the backend must do with a tryAcquire, decided from a snapshot. */
+export type GrantStep =
+  | { kind: 'return-existing' }
+  | { kind: 'grant' }
+  | { kind: 'deny'; code: DenialCode; keepTicket: boolean; waiters: number; position: number | null };
+
+/** Orders tickets: higher priority first, then earlier arrival. */
+export function queueOrder(a: Pick<Ticket, 'priority' | 'seq'>, b: Pick<Ticket, 'priority' | 'seq'>): number {
+  return b.priority - a.priority || a.seq - b.seq;
+}
+
+/**
+ * The one set of grant rules every transactional backend applies (Redis runs the same rules in Lua).
+ * A live lease is returned to its own holder unchanged (a retried request must not mint a second
+ * token) and denied to anyone else. A free lock goes to the head of the live queue, or to anyone when
+ * the queue is empty or the requester waives fairness. A denied requester under FIFO or
+ * priority-based fairness keeps (or takes) a ticket, so a latecomer cannot jump ahead of it.
+ */
+export function decideGrant(snapshot: KeySnapshot, request: ParsedTryAcquireRequest): GrantStep {
+  const live = snapshot.tickets.filter((t) => t.expiresAt > snapshot.now);
+  const leaseLive =
+    snapshot.holder !== null && snapshot.leaseUntil !== null && snapshot.leaseUntil > snapshot.now;
+  if (leaseLive && snapshot.holder === request.requester) return { kind: 'return-existing' };
+
+  const queued = request.fairness !== 'no-starvation-guarantee';
+  const others = live.filter((t) => t.requester !== request.requester);
+  if (!leaseLive && (!queued || others.length === 0)) return { kind: 'grant' };
+
+  const mine = live.find((t) => t.requester === request.requester);
+  if (!leaseLive && mine) {
+    const ahead = others.filter((t) => queueOrder(t, mine) < 0).length;
+    if (ahead === 0) return { kind: 'grant' };
+  }
+  const position = queued ? positionOf(others, mine, request.priority) : null;
+  return {
+    kind: 'deny',
+    code: leaseLive ? 'HELD' : 'QUEUED',
+    keepTicket: queued,
+    waiters: others.length,
+    position,
+  };
+}
+
+// Where the requester stands: its ticket's place, or the place a new ticket would take (last of its priority).
+function positionOf(others: Ticket[], mine: Ticket | undefined, priority: number): number {
+  const me = mine ?? { priority, seq: Number.POSITIVE_INFINITY };
+  return others.filter((t) => queueOrder(t, me) < 0).length + 1;
+}
+
+/** Why a fenced action on (holder, token) is refused, or null when it may proceed.  */
+export function ownerRefusal(
+  holder: string | null,
+  token: string | null,
+  leaseUntil: number | null,
+  target: FencedTarget,
+  now: number,
+): Extract<FencedActionResult, { ok: false }> | null {
+  if (holder === null || holder !== target.holder)
+    return { ok: false, reason: 'not-holder', serviceTime: now };
+  if (token !== target.token) return { ok: false, reason: 'stale-token', serviceTime: now };
+  if (leaseUntil === null || leaseUntil <= now) return { ok: false, reason: 'expired', serviceTime: now };
+  return null;
+}
+
+/** Numbers each key's live tickets in queue order. */
+export function positionsByKey(tickets: (Ticket & { key: string })[]): Wait[] {
+  const byKey = new Map<string, Ticket[]>();
+  for (const t of tickets) byKey.set(t.key, [...(byKey.get(t.key) ?? []), t]);
+  return [...byKey].flatMap(([key, list]) =>
+    list.sort(queueOrder).map((t, i) => ({ key, requester: t.requester, position: i + 1 })),
+  );
+}

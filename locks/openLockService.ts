@@ -1,0 +1,67 @@
+import path from 'node:path';
+import { z } from 'zod';
+import { describeIssues, InvalidConfigurationError } from '../policy/errors';
+import { EtcdLockService } from './etcdLockService';
+import type { LockService } from './lockService';
+import { PostgresLockService } from './postgresLockService';
+import { RedisLockService } from './redisLockService';
+import { SqliteLockService } from './sqliteLockService';
+
+/** The embedded default: a SQLite file beside the checkout's other local state. */
+export const DEFAULT_LOCK_SERVICE_URL = `sqlite:${path.join('.data', 'locks.sqlite')}`;
+
+const ACCEPTED =
+  'sqlite:<path>, redis://host:port, postgres://user@host:port/db or etcd://host:port[,host:port]';
+
+/** A lock service URL, parsed into the backend it names. */
+export const lockServiceUrlSchema = z
+  .string()
+  .trim()
+  .transform((url, ctx) => {
+    const backend = parseBackend(url);
+    if (!backend) ctx.addIssue({ code: 'custom', message: `must be one of ${ACCEPTED}` });
+    return backend ?? z.NEVER;
+  });
+export type LockServiceTarget = z.output<typeof lockServiceUrlSchema>;
+
+const hostPort = /^[A-Za-z0-9.-]+:\d{1,5}$/;
+
+function parseBackend(url: string) {
+  if (/^sqlite:.+/.test(url)) return { backend: 'sqlite' as const, path: url.slice('sqlite:'.length) };
+  if (/^rediss?:\/\/[^\s]+$/.test(url)) return { backend: 'redis' as const, url };
+  if (/^postgres(ql)?:\/\/[^\s]+$/.test(url)) return { backend: 'postgres' as const, url };
+  if (url.startsWith('etcd://')) {
+    const hosts = url.slice('etcd://'.length).split(',');
+    if (hosts.length && hosts.every((h) => hostPort.test(h)))
+      return { backend: 'etcd' as const, hosts: hosts.map((h) => `http://${h}`) };
+  }
+  return undefined;
+}
+
+/**
+ * Opens the lock service a URL names; throws InvalidConfiguration naming the URL's problem. Redlock
+ * (several independent Redis masters) is deliberately not offered: it issues no fencing tokens and
+ * its safety rests on bounded clock drift and pauses, which is what lockwarden exists not to assume.
+ */
+export async function openLockService(
+  url: string,
+  options: { maxTtlMs?: number } = {},
+): Promise<LockService> {
+  const parsed = lockServiceUrlSchema.safeParse(url);
+  if (!parsed.success) {
+    throw new InvalidConfigurationError(
+      describeIssues(parsed.error).map((p) => `LOCK_SERVICE_URL ${p.replace(/^\(input\): /, '')}`),
+    );
+  }
+  const target = parsed.data;
+  switch (target.backend) {
+    case 'sqlite':
+      return new SqliteLockService({ path: target.path, ...options });
+    case 'redis':
+      return RedisLockService.open({ url: target.url, ...options });
+    case 'postgres':
+      return PostgresLockService.open({ connectionString: target.url, ...options });
+    case 'etcd':
+      return new EtcdLockService({ hosts: target.hosts, ...options });
+  }
+}

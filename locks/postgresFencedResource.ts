@@ -1,0 +1,63 @@
+import type { Pool, PoolClient } from 'pg';
+import { fencingTokenSchema } from '../policy/lockSchemas';
+import { type FencedResource, type FencedWriteResult, InvalidFencingTokenError } from './fencedResource';
+import { migratePostgres } from './postgresMigrations';
+
+/**
+ * A FencedResource kept in PostgreSQL: `write` receives the transaction's client, so the
+ * application's own statements commit or roll back together with the token check.
+ */
+export class PostgresFencedResource implements FencedResource<PoolClient> {
+  private constructor(private readonly pool: Pool) {}
+
+  /** Runs the schema migrations, then serves fenced writes on the pool. */
+  static async open(pool: Pool): Promise<PostgresFencedResource> {
+    await migratePostgres(pool);
+    return new PostgresFencedResource(pool);
+  }
+
+  async write<T>(
+    resource: string,
+    token: string,
+    write: (tx: PoolClient) => T,
+  ): Promise<FencedWriteResult<Awaited<T>>> {
+    if (!fencingTokenSchema.safeParse(token).success) throw new InvalidFencingTokenError(token);
+    const db = await this.pool.connect();
+    try {
+      await db.query('BEGIN');
+      await db.query(
+        'INSERT INTO lockwarden_fenced_resources (resource, newest_token) VALUES ($1, 0) ON CONFLICT DO NOTHING',
+        [resource],
+      );
+      const { rows } = await db.query<{ newest_token: string }>(
+        'SELECT newest_token FROM lockwarden_fenced_resources WHERE resource = $1 FOR UPDATE',
+        [resource],
+      );
+      const newest = rows[0]!.newest_token;
+      if (BigInt(newest) > BigInt(token)) {
+        await db.query('ROLLBACK');
+        return { accepted: false, newestToken: newest };
+      }
+      await db.query('UPDATE lockwarden_fenced_resources SET newest_token = $2 WHERE resource = $1', [
+        resource,
+        token,
+      ]);
+      const value = await write(db);
+      await db.query('COMMIT');
+      return { accepted: true, value };
+    } catch (error) {
+      await db.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      db.release();
+    }
+  }
+
+  async newestToken(resource: string): Promise<string | null> {
+    const { rows } = await this.pool.query<{ newest_token: string }>(
+      'SELECT newest_token FROM lockwarden_fenced_resources WHERE resource = $1',
+      [resource],
+    );
+    return rows[0] && rows[0].newest_token !== '0' ? rows[0].newest_token : null;
+  }
+}

@@ -1,0 +1,318 @@
+import { Pool, type PoolClient } from 'pg';
+import { InvalidLockRequestError } from '../policy/errors';
+import {
+  type AcquireAttempt,
+  ABSOLUTE_MAX_TTL_MS,
+  denial,
+  type FencedActionResult,
+  fencedTargetSchema,
+  type FencedTarget,
+  type Holding,
+  lockKeySchema,
+  parseOrThrow,
+  tryAcquireRequestSchema,
+  type TryAcquireRequest,
+  type Wait,
+  waiterSchema,
+  type WaiterRef,
+} from '../policy/lockSchemas';
+import { decideGrant, ownerRefusal, positionsByKey, queueOrder, type Ticket } from './grantRules';
+import type { LockRecord, LockService } from './lockService';
+import { migratePostgres } from './postgresMigrations';
+
+/** Options of the PostgreSQL backend. */
+export interface PostgresLockServiceOptions {
+  /** A `postgres://` connection string. */
+  connectionString: string;
+  maxTtlMs?: number;
+  /** Connections in the pool; each compound step holds one for a short transaction. */
+  poolSize?: number;
+}
+
+// The service clock: the database server's wall clock at the moment of the statement.
+const SERVICE_NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
+
+interface LeaseRow {
+  key: string;
+  last_token: string;
+  holder: string | null;
+  token: string | null;
+  lease_until_ms: string | null;
+  granted_at_ms: string | null;
+  now: string;
+}
+
+/**
+ * The PostgreSQL backend. Each compound step is one transaction that locks the key's row
+ * (SELECT ... FOR UPDATE), reads the server's clock, and applies the shared grant rules; the token
+ * counter lives in the same row and is never reset, so tokens survive restarts and failovers that
+ * keep committed data.
+ */
+export class PostgresLockService implements LockService {
+  readonly backend = 'postgres';
+  readonly minTtlMs = 1;
+  private readonly maxTtlMs: number;
+  private ready: Promise<void> | undefined;
+
+  private constructor(
+    private readonly pool: Pool,
+    options: PostgresLockServiceOptions,
+  ) {
+    this.maxTtlMs = options.maxTtlMs ?? ABSOLUTE_MAX_TTL_MS;
+  }
+
+  /** Connects and runs the schema migrations before the first operation. */
+  static async open(options: PostgresLockServiceOptions): Promise<PostgresLockService> {
+    const pool = new Pool({ connectionString: options.connectionString, max: options.poolSize ?? 4 });
+    const service = new PostgresLockService(pool, options);
+    service.ready = migratePostgres(pool);
+    await service.ready;
+    return service;
+  }
+
+  async tryAcquire(input: TryAcquireRequest): Promise<AcquireAttempt> {
+    const request = parseOrThrow(tryAcquireRequestSchema, input, 'tryAcquire request');
+    if (request.ttlMs > this.maxTtlMs) {
+      throw new InvalidLockRequestError('tryAcquire request', [`ttlMs: must be at most ${this.maxTtlMs} ms`]);
+    }
+    return this.transaction(async (db): Promise<AcquireAttempt> => {
+      const row = await this.lockRow(db, request.key);
+      const now = Number(row.now);
+      await db.query('DELETE FROM lockwarden_waiters WHERE key = $1 AND expires_at_ms <= $2', [
+        request.key,
+        now,
+      ]);
+      const tickets = await this.ticketsOf(db, request.key, now);
+      const leaseUntil = row.lease_until_ms === null ? null : Number(row.lease_until_ms);
+      const step = decideGrant({ now, holder: row.holder, leaseUntil, tickets }, request);
+      if (step.kind === 'return-existing') {
+        return {
+          granted: true,
+          lease: {
+            key: row.key,
+            holder: row.holder!,
+            token: row.token!,
+            leaseUntil: leaseUntil!,
+            grantedAt: Number(row.granted_at_ms),
+          },
+        };
+      }
+      if (step.kind === 'grant') {
+        const granted = await db.query<{ token: string }>(
+          `UPDATE lockwarden_leases SET last_token = last_token + 1, token = last_token + 1, holder = $2,
+             ttl_ms = $3::integer, lease_until_ms = $4::bigint + $3::integer, granted_at_ms = $4::bigint WHERE key = $1 RETURNING token`,
+          [request.key, request.requester, request.ttlMs, now],
+        );
+        await db.query('DELETE FROM lockwarden_waiters WHERE key = $1 AND requester = $2', [
+          request.key,
+          request.requester,
+        ]);
+        const token = granted.rows[0]!.token;
+        return {
+          granted: true,
+          lease: {
+            key: request.key,
+            holder: request.requester,
+            token,
+            leaseUntil: now + request.ttlMs,
+            grantedAt: now,
+          },
+        };
+      }
+      if (step.keepTicket) {
+        await db.query(
+          `INSERT INTO lockwarden_waiters (key, requester, priority, seq, expires_at_ms)
+           VALUES ($1, $2, $3, nextval('lockwarden_waiter_seq'), $4)
+           ON CONFLICT (key, requester) DO UPDATE SET expires_at_ms = EXCLUDED.expires_at_ms`,
+          [request.key, request.requester, request.priority, now + request.queueTicketMs],
+        );
+      }
+      const live = row.holder !== null && leaseUntil !== null && leaseUntil > now;
+      return {
+        granted: false,
+        denial: denial(step.code, {
+          holder: live ? row.holder : null,
+          holderLeaseUntil: live ? leaseUntil : null,
+          waiters: step.waiters,
+          position: step.position,
+          serviceTime: now,
+        }),
+      };
+    });
+  }
+
+  async inspect(key: string): Promise<LockRecord> {
+    parseOrThrow(lockKeySchema, key, 'lock key');
+    await this.ready;
+    const result = await this.pool.query<LeaseRow>(
+      `SELECT *, ${SERVICE_NOW} AS now FROM lockwarden_leases WHERE key = $1`,
+      [key],
+    );
+    const row = result.rows[0];
+    const now = row ? Number(row.now) : await this.now();
+    const leaseUntil = row?.lease_until_ms == null ? null : Number(row.lease_until_ms);
+    const live = row?.holder != null && leaseUntil !== null && leaseUntil > now;
+    const tickets = await this.ticketsOf(this.pool, key, now);
+    return {
+      key,
+      holder: live ? row.holder : null,
+      token: live ? row.token : null,
+      leaseUntil: live ? leaseUntil : null,
+      lastToken: row && row.last_token !== '0' ? row.last_token : null,
+      waiters: tickets.map((t) => t.requester),
+      serviceTime: now,
+    };
+  }
+
+  async renew(input: FencedTarget): Promise<FencedActionResult> {
+    const target = parseOrThrow(fencedTargetSchema, input, 'renew request');
+    return this.transaction(async (db): Promise<FencedActionResult> => {
+      const row = await this.lockRow(db, target.key);
+      const now = Number(row.now);
+      const refusal = ownerRefusal(
+        row.holder,
+        row.token,
+        row.lease_until_ms === null ? null : Number(row.lease_until_ms),
+        target,
+        now,
+      );
+      if (refusal) return refusal;
+      const extended = await db.query<{ lease_until_ms: string }>(
+        'UPDATE lockwarden_leases SET lease_until_ms = $2::bigint + ttl_ms WHERE key = $1 RETURNING lease_until_ms',
+        [target.key, now],
+      );
+      return { ok: true, serviceTime: now, leaseUntil: Number(extended.rows[0]!.lease_until_ms) };
+    });
+  }
+
+  async release(input: FencedTarget): Promise<FencedActionResult> {
+    const target = parseOrThrow(fencedTargetSchema, input, 'release request');
+    return this.transaction(async (db): Promise<FencedActionResult> => {
+      const row = await this.lockRow(db, target.key);
+      const now = Number(row.now);
+      const refusal = ownerRefusal(
+        row.holder,
+        row.token,
+        row.lease_until_ms === null ? null : Number(row.lease_until_ms),
+        target,
+        now,
+      );
+      if (refusal) return refusal;
+      await db.query(
+        'UPDATE lockwarden_leases SET holder = NULL, token = NULL, ttl_ms = NULL, lease_until_ms = NULL, granted_at_ms = NULL WHERE key = $1',
+        [target.key],
+      );
+      return { ok: true, serviceTime: now };
+    });
+  }
+
+  async position(input: WaiterRef): Promise<number | null> {
+    const { key, requester } = parseOrThrow(waiterSchema, input, 'waiter');
+    await this.ready;
+    const tickets = await this.ticketsOf(this.pool, key, await this.now());
+    const index = tickets.findIndex((t) => t.requester === requester);
+    return index < 0 ? null : index + 1;
+  }
+
+  async leave(input: WaiterRef): Promise<void> {
+    const { key, requester } = parseOrThrow(waiterSchema, input, 'waiter');
+    await this.ready;
+    await this.pool.query('DELETE FROM lockwarden_waiters WHERE key = $1 AND requester = $2', [
+      key,
+      requester,
+    ]);
+  }
+
+  async holdings(): Promise<Holding[]> {
+    await this.ready;
+    const result = await this.pool.query<LeaseRow>(
+      `SELECT key, holder, token, lease_until_ms FROM lockwarden_leases WHERE holder IS NOT NULL AND lease_until_ms > ${SERVICE_NOW}`,
+    );
+    return result.rows.map((r) => ({
+      key: r.key,
+      holder: r.holder!,
+      token: r.token!,
+      leaseUntil: Number(r.lease_until_ms),
+    }));
+  }
+
+  async waits(): Promise<Wait[]> {
+    await this.ready;
+    const result = await this.pool.query<{
+      key: string;
+      requester: string;
+      priority: number;
+      seq: string;
+      expires_at_ms: string;
+    }>(
+      `SELECT key, requester, priority, seq, expires_at_ms FROM lockwarden_waiters WHERE expires_at_ms > ${SERVICE_NOW}`,
+    );
+    return positionsByKey(
+      result.rows.map((r) => ({
+        key: r.key,
+        requester: r.requester,
+        priority: r.priority,
+        seq: Number(r.seq),
+        expiresAt: Number(r.expires_at_ms),
+      })),
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  // Creates the key's row on first use, then locks it for the rest of the transaction.
+  private async lockRow(db: PoolClient, key: string): Promise<LeaseRow> {
+    await db.query(
+      'INSERT INTO lockwarden_leases (key, last_token) VALUES ($1, 0) ON CONFLICT (key) DO NOTHING',
+      [key],
+    );
+    const result = await db.query<LeaseRow>(
+      `SELECT *, ${SERVICE_NOW} AS now FROM lockwarden_leases WHERE key = $1 FOR UPDATE`,
+      [key],
+    );
+    return result.rows[0]!;
+  }
+
+  private async ticketsOf(db: Pick<Pool, 'query'>, key: string, now: number): Promise<Ticket[]> {
+    const result = await db.query<{
+      requester: string;
+      priority: number;
+      seq: string;
+      expires_at_ms: string;
+    }>(
+      'SELECT requester, priority, seq, expires_at_ms FROM lockwarden_waiters WHERE key = $1 AND expires_at_ms > $2',
+      [key, now],
+    );
+    return result.rows
+      .map((r) => ({
+        requester: r.requester,
+        priority: r.priority,
+        seq: Number(r.seq),
+        expiresAt: Number(r.expires_at_ms),
+      }))
+      .sort(queueOrder);
+  }
+
+  private async now(): Promise<number> {
+    const result = await this.pool.query<{ now: string }>(`SELECT ${SERVICE_NOW} AS now`);
+    return Number(result.rows[0]!.now);
+  }
+
+  private async transaction<T>(fn: (db: PoolClient) => Promise<T>): Promise<T> {
+    await this.ready;
+    const db = await this.pool.connect();
+    try {
+      await db.query('BEGIN');
+      const result = await fn(db);
+      await db.query('COMMIT');
+      return result;
+    } catch (error) {
+      await db.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      db.release();
+    }
+  }
+}

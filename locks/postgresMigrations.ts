@@ -1,0 +1,41 @@
+import type { Pool } from 'pg';
+
+// Each entry is applied once, in order, and recorded; never edit one that has shipped, add another.
+const MIGRATIONS: string[] = [
+  `CREATE TABLE lockwarden_leases (
+     key text PRIMARY KEY,
+     last_token bigint NOT NULL,
+     holder text, token bigint, ttl_ms integer, lease_until_ms bigint, granted_at_ms bigint);
+   CREATE SEQUENCE lockwarden_waiter_seq;
+   CREATE TABLE lockwarden_waiters (
+     key text NOT NULL, requester text NOT NULL, priority integer NOT NULL, seq bigint NOT NULL,
+     expires_at_ms bigint NOT NULL, PRIMARY KEY (key, requester));
+   CREATE TABLE lockwarden_fenced_resources (
+     resource text PRIMARY KEY, newest_token numeric NOT NULL);`,
+];
+
+// An arbitrary constant: the advisory lock that serializes migrations across concurrent workers.
+const MIGRATION_LOCK_ID = 0x10c4_3a7d;
+
+/** Brings the lockwarden schema up to date; safe to run from several processes at once. */
+export async function migratePostgres(pool: Pool): Promise<void> {
+  const db = await pool.connect();
+  try {
+    await db.query('BEGIN');
+    await db.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_ID]);
+    await db.query('CREATE TABLE IF NOT EXISTS lockwarden_schema_migrations (version integer PRIMARY KEY)');
+    const applied = await db.query<{ version: number }>('SELECT version FROM lockwarden_schema_migrations');
+    const done = new Set(applied.rows.map((r) => r.version));
+    for (const [index, sql] of MIGRATIONS.entries()) {
+      if (done.has(index + 1)) continue;
+      await db.query(sql);
+      await db.query('INSERT INTO lockwarden_schema_migrations (version) VALUES ($1)', [index + 1]);
+    }
+    await db.query('COMMIT');
+  } catch (error) {
+    await db.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    db.release();
+  }
+}

@@ -1,0 +1,223 @@
+import { createClient, type RedisClientType } from 'redis';
+import { InvalidLockRequestError } from '../policy/errors';
+import {
+  type AcquireAttempt,
+  ABSOLUTE_MAX_TTL_MS,
+  denial,
+  type DenialCode,
+  type FencedActionResult,
+  fencedTargetSchema,
+  type FencedTarget,
+  type Holding,
+  lockKeySchema,
+  parseOrThrow,
+  tryAcquireRequestSchema,
+  type TryAcquireRequest,
+  type Wait,
+  waiterSchema,
+  type WaiterRef,
+} from '../policy/lockSchemas';
+import type { LockRecord, LockService } from './lockService';
+import { ACQUIRE, INSPECT, RELEASE, RENEW, SNAPSHOT } from './redisScripts';
+
+/** Options of the Redis backend. */
+export interface RedisLockServiceOptions {
+  /** A `redis://` URL of a single Redis server (not Redis Cluster, not Redlock). */
+  url: string;
+  maxTtlMs?: number;
+}
+
+type Reply = (string | number | null | Reply[])[];
+
+const keysOf = (key: string) => ({
+  lease: `lockwarden:lease:${key}`,
+  token: `lockwarden:token:${key}`,
+  waiters: `lockwarden:waiters:${key}`,
+  waiterExpiry: `lockwarden:waiter-exp:${key}`,
+});
+const ALL_KEYS = 'lockwarden:keys';
+const WAITER_SEQ = 'lockwarden:waiter-seq';
+
+/**
+ * The Redis backend: one Lua script per compound step, so each is atomic inside Redis and reads
+ * Redis's own clock. Tokens come from a per-key INCR counter that is never deleted; they stay
+ * monotonic across a restart only if the server persists every write (appendonly with appendfsync
+ * always, as scripts/lock-servers.sh runs it). A failover to a replica that had not received the
+ * last INCRs, or a restart without persistence, would hand out tokens already used: fencing would
+ * then let a stale holder's write through. Run Redis with AOF fsync always and no unsafe failover,
+ * or use PostgreSQL or etcd when that cannot be guaranteed.
+ */
+export class RedisLockService implements LockService {
+  readonly backend = 'redis';
+  readonly minTtlMs = 1;
+  private readonly shas = new Map<string, string>();
+
+  private constructor(
+    private readonly client: RedisClientType,
+    private readonly maxTtlMs: number,
+  ) {}
+
+  /** Connects to the server. */
+  static async open(options: RedisLockServiceOptions): Promise<RedisLockService> {
+    const client = createClient({ url: options.url }) as RedisClientType;
+    client.on('error', () => undefined); // surfaced to callers through the failed command instead
+    await client.connect();
+    return new RedisLockService(client, options.maxTtlMs ?? ABSOLUTE_MAX_TTL_MS);
+  }
+
+  async tryAcquire(input: TryAcquireRequest): Promise<AcquireAttempt> {
+    const request = parseOrThrow(tryAcquireRequestSchema, input, 'tryAcquire request');
+    if (request.ttlMs > this.maxTtlMs) {
+      throw new InvalidLockRequestError('tryAcquire request', [`ttlMs: must be at most ${this.maxTtlMs} ms`]);
+    }
+    const k = keysOf(request.key);
+    const reply = await this.run(
+      ACQUIRE,
+      [k.lease, k.token, k.waiters, k.waiterExpiry, ALL_KEYS, WAITER_SEQ],
+      [
+        request.key,
+        request.requester,
+        String(request.ttlMs),
+        request.fairness,
+        String(request.priority),
+        String(request.queueTicketMs),
+      ],
+    );
+    const [kind] = reply;
+    if (kind === 'existing' || kind === 'granted') {
+      const [, holder, token, leaseUntil, grantedAt] = reply;
+      return {
+        granted: true,
+        lease: {
+          key: request.key,
+          holder: String(holder),
+          token: String(token),
+          leaseUntil: Number(leaseUntil),
+          grantedAt: Number(grantedAt),
+        },
+      };
+    }
+    const [, code, holder, holderLeaseUntil, waiters, position, serviceTime] = reply;
+    return {
+      granted: false,
+      denial: denial(code as DenialCode, {
+        holder: holder === null ? null : String(holder),
+        holderLeaseUntil: holderLeaseUntil === null ? null : Number(holderLeaseUntil),
+        waiters: Number(waiters),
+        position: position === null ? null : Number(position),
+        serviceTime: Number(serviceTime),
+      }),
+    };
+  }
+
+  async inspect(key: string): Promise<LockRecord> {
+    parseOrThrow(lockKeySchema, key, 'lock key');
+    const k = keysOf(key);
+    const [holder, token, leaseUntil, lastToken, waiters, now] = await this.run(
+      INSPECT,
+      [k.lease, k.token, k.waiters, k.waiterExpiry],
+      [],
+    );
+    return {
+      key,
+      holder: holder === null ? null : String(holder),
+      token: token === null ? null : String(token),
+      leaseUntil: leaseUntil === null ? null : Number(leaseUntil),
+      lastToken: lastToken === null ? null : String(lastToken),
+      waiters: Array.isArray(waiters) ? waiters.map(String) : [],
+      serviceTime: Number(now),
+    };
+  }
+
+  async renew(input: FencedTarget): Promise<FencedActionResult> {
+    const target = parseOrThrow(fencedTargetSchema, input, 'renew request');
+    return this.fenced(RENEW, target);
+  }
+
+  async release(input: FencedTarget): Promise<FencedActionResult> {
+    const target = parseOrThrow(fencedTargetSchema, input, 'release request');
+    return this.fenced(RELEASE, target);
+  }
+
+  async position(input: WaiterRef): Promise<number | null> {
+    const { key, requester } = parseOrThrow(waiterSchema, input, 'waiter');
+    return (await this.waits()).find((w) => w.key === key && w.requester === requester)?.position ?? null;
+  }
+
+  async leave(input: WaiterRef): Promise<void> {
+    const { key, requester } = parseOrThrow(waiterSchema, input, 'waiter');
+    const k = keysOf(key);
+    await this.client.multi().zRem(k.waiters, requester).hDel(k.waiterExpiry, requester).exec();
+  }
+
+  async holdings(): Promise<Holding[]> {
+    return (await this.snapshot()).holdings;
+  }
+
+  async waits(): Promise<Wait[]> {
+    return (await this.snapshot()).waits;
+  }
+
+  async close(): Promise<void> {
+    await this.client.quit();
+  }
+
+  private async snapshot(): Promise<{ holdings: Holding[]; waits: Wait[] }> {
+    const reply = await this.run(SNAPSHOT, [ALL_KEYS], []);
+    const split = reply.indexOf('|');
+    const leases = reply.slice(1, split);
+    const tickets = reply.slice(split + 1);
+    const holdings: Holding[] = [];
+    for (let i = 0; i < leases.length; i += 4) {
+      holdings.push({
+        key: String(leases[i]),
+        holder: String(leases[i + 1]),
+        token: String(leases[i + 2]),
+        leaseUntil: Number(leases[i + 3]),
+      });
+    }
+    const waits: Wait[] = [];
+    for (let i = 0; i < tickets.length; i += 3) {
+      waits.push({
+        key: String(tickets[i]),
+        requester: String(tickets[i + 1]),
+        position: Number(tickets[i + 2]),
+      });
+    }
+    return { holdings, waits };
+  }
+
+  private async fenced(script: string, target: FencedTarget): Promise<FencedActionResult> {
+    const [kind, detail, now] = await this.run(
+      script,
+      [keysOf(target.key).lease],
+      [target.holder, target.token],
+    );
+    if (kind === 'ok') {
+      return detail === null
+        ? { ok: true, serviceTime: Number(now) }
+        : { ok: true, serviceTime: Number(now), leaseUntil: Number(detail) };
+    }
+    return {
+      ok: false,
+      reason: detail as 'not-holder' | 'stale-token' | 'expired',
+      serviceTime: Number(now),
+    };
+  }
+
+  // EVALSHA with the cached digest; a restarted server has lost its script cache, so load and retry once.
+  private async run(script: string, keys: string[], args: string[]): Promise<Reply> {
+    let sha = this.shas.get(script);
+    if (!sha) {
+      sha = await this.client.scriptLoad(script);
+      this.shas.set(script, sha);
+    }
+    try {
+      return (await this.client.evalSha(sha, { keys, arguments: args })) as Reply;
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      this.shas.delete(script);
+      return this.run(script, keys, args);
+    }
+  }
+}

@@ -1,0 +1,116 @@
+// Lua scripts of the Redis backend: each compound step runs atomically inside Redis, on Redis's own
+// clock (TIME). They apply the same grant rules as locks/grantRules.ts; the conformance suite holds
+// the backends to the same behaviour.
+//
+// Keys per lock key K: lease hash `lockwarden:lease:K` (holder, token, ttl, until, granted); token
+// counter `lockwarden:token:K` (INCR only, never deleted); queue zset `lockwarden:waiters:K` ordered by
+// (1000 - priority) * 2^40 + arrival seq; ticket expiry hash `lockwarden:waiter-exp:K`; the set of all
+// keys `lockwarden:keys`; the global arrival counter `lockwarden:waiter-seq`.
+
+const NOW = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+`;
+
+const DROP_EXPIRED_TICKETS = `
+local exps = redis.call('HGETALL', KEYS[4])
+for i = 1, #exps, 2 do
+  if tonumber(exps[i + 1]) <= now then
+    redis.call('ZREM', KEYS[3], exps[i])
+    redis.call('HDEL', KEYS[4], exps[i])
+  end
+end
+`;
+
+/** KEYS: lease, token, waiters, waiter-exp, keys, waiter-seq. ARGV: key, requester, ttlMs, fairness, priority, queueTicketMs. */
+export const ACQUIRE = `${NOW}${DROP_EXPIRED_TICKETS}
+local lease = redis.call('HMGET', KEYS[1], 'holder', 'token', 'until', 'granted')
+local holder, token, untilMs, granted = lease[1], lease[2], tonumber(lease[3]), lease[4]
+local live = holder ~= false and untilMs ~= nil and untilMs > now
+if live and holder == ARGV[2] then
+  return {'existing', holder, token, untilMs, tonumber(granted)}
+end
+local queued = ARGV[4] ~= 'no-starvation-guarantee'
+local rank = redis.call('ZRANK', KEYS[3], ARGV[2])
+local others = redis.call('ZCARD', KEYS[3]) - (rank and 1 or 0)
+if not live and ((not queued) or others == 0 or rank == 0) then
+  local newToken = redis.call('INCR', KEYS[2])
+  local newUntil = now + tonumber(ARGV[3])
+  redis.call('HSET', KEYS[1], 'holder', ARGV[2], 'token', newToken, 'ttl', ARGV[3], 'until', newUntil, 'granted', now)
+  redis.call('ZREM', KEYS[3], ARGV[2])
+  redis.call('HDEL', KEYS[4], ARGV[2])
+  redis.call('SADD', KEYS[5], ARGV[1])
+  return {'granted', ARGV[2], newToken, newUntil, now}
+end
+local position = false
+if queued then
+  if not rank then
+    local seq = redis.call('INCR', KEYS[6])
+    redis.call('ZADD', KEYS[3], (1000 - tonumber(ARGV[5])) * 1099511627776 + seq, ARGV[2])
+  end
+  redis.call('HSET', KEYS[4], ARGV[2], now + tonumber(ARGV[6]))
+  redis.call('SADD', KEYS[5], ARGV[1])
+  position = redis.call('ZRANK', KEYS[3], ARGV[2]) + 1
+end
+if live then
+  return {'denied', 'HELD', holder, untilMs, others, position, now}
+end
+return {'denied', 'QUEUED', false, false, others, position, now}
+`;
+
+/** Shared by renew and release: refuses unless (holder, token) match. KEYS: lease. ARGV: holder, token. */
+const CHECK_OWNER = `${NOW}
+local lease = redis.call('HMGET', KEYS[1], 'holder', 'token', 'until', 'ttl')
+if lease[1] == false or lease[1] ~= ARGV[1] then return {'refused', 'not-holder', now} end
+if lease[2] ~= ARGV[2] then return {'refused', 'stale-token', now} end
+`;
+
+/** KEYS: lease. ARGV: holder, token. Extends a live lease by its original TTL. */
+export const RENEW = `${CHECK_OWNER}
+if tonumber(lease[3]) <= now then return {'refused', 'expired', now} end
+local newUntil = now + tonumber(lease[4])
+redis.call('HSET', KEYS[1], 'until', newUntil)
+return {'ok', newUntil, now}
+`;
+
+/** KEYS: lease. ARGV: holder, token. Ends a live lease; an expired one is no longer anyone's to release. */
+export const RELEASE = `${CHECK_OWNER}
+if tonumber(lease[3]) <= now then return {'refused', 'expired', now} end
+redis.call('DEL', KEYS[1])
+return {'ok', false, now}
+`;
+
+/** KEYS: lease, token, waiters, waiter-exp. Reads the key on the service clock. */
+export const INSPECT = `${NOW}${DROP_EXPIRED_TICKETS}
+local lease = redis.call('HMGET', KEYS[1], 'holder', 'token', 'until')
+local live = lease[1] ~= false and tonumber(lease[3]) > now
+return {
+  live and lease[1] or false, live and lease[2] or false, live and tonumber(lease[3]) or false,
+  redis.call('GET', KEYS[2]) or false, redis.call('ZRANGE', KEYS[3], 0, -1), now
+}
+`;
+
+/** KEYS: keys. Lists every live lease and live ticket: {now, leases..., '|', tickets...}. */
+export const SNAPSHOT = `${NOW}
+local out = {now}
+local keys = redis.call('SMEMBERS', KEYS[1])
+local tickets = {}
+for _, k in ipairs(keys) do
+  local lease = redis.call('HMGET', 'lockwarden:lease:' .. k, 'holder', 'token', 'until')
+  if lease[1] ~= false and tonumber(lease[3]) > now then
+    table.insert(out, k); table.insert(out, lease[1]); table.insert(out, lease[2]); table.insert(out, tonumber(lease[3]))
+  end
+  local waiters = redis.call('ZRANGE', 'lockwarden:waiters:' .. k, 0, -1)
+  local position = 0
+  for _, w in ipairs(waiters) do
+    local exp = tonumber(redis.call('HGET', 'lockwarden:waiter-exp:' .. k, w))
+    if exp ~= nil and exp > now then
+      position = position + 1
+      table.insert(tickets, k); table.insert(tickets, w); table.insert(tickets, position)
+    end
+  end
+end
+table.insert(out, '|')
+for _, v in ipairs(tickets) do table.insert(out, v) end
+return out
+`;

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Installs (Debian packages) and runs the lock services the backend tests use, on loopback, each with
+# its own data directory under .data/servers. Idempotent: `start` reuses a server that answers.
+#   scripts/lock-servers.sh install
+#   scripts/lock-servers.sh start|stop|restart|status [redis|postgres|etcd ...]   (default: all)
+# `restart` keeps the data directory: tokens must survive it.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(dirname "$here")"
+data="${LOCKWARDEN_DATA_DIR:-$root/.data}/servers"
+REDIS_PORT="${LOCKWARDEN_REDIS_PORT:-16379}"
+PG_PORT="${LOCKWARDEN_PG_PORT:-15432}"
+ETCD_PORT="${LOCKWARDEN_ETCD_PORT:-12379}"
+ETCD_PEER_PORT=$((ETCD_PORT + 1))
+
+pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
+
+install() {
+  local missing=()
+  command -v redis-server >/dev/null || missing+=(redis-server)
+  command -v etcd >/dev/null || missing+=(etcd-server)
+  [ -n "$(pg_bin)" ] || missing+=(postgresql)
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "installing ${missing[*]} (apt-get)" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq "${missing[@]}" >&2
+}
+
+# Runs a command as the postgres user when we are root (PostgreSQL refuses to run as root).
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+
+wait_until() {
+  local what="$1"; shift
+  for _ in $(seq 1 100); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  echo "$what did not come up" >&2
+  return 1
+}
+
+redis_up() { redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping 2>/dev/null | grep -q PONG; }
+start_redis() {
+  redis_up && return 0
+  mkdir -p "$data/redis"
+  # appendfsync always: a restarted server must never hand out a fencing token twice.
+  redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --dir "$data/redis" --appendonly yes \
+    --appendfsync always --save '' --daemonize yes --pidfile "$data/redis.pid" --logfile "$data/redis.log"
+  wait_until redis redis_up
+}
+stop_redis() {
+  redis_up || return 0
+  redis-cli -h 127.0.0.1 -p "$REDIS_PORT" shutdown >/dev/null 2>&1 || true
+  for _ in $(seq 1 50); do redis_up || return 0; sleep 0.1; done
+}
+
+postgres_up() { "$(pg_bin)/pg_isready" -h 127.0.0.1 -p "$PG_PORT" -q; }
+start_postgres() {
+  postgres_up && return 0
+  local bin; bin="$(pg_bin)"
+  if [ ! -f "$data/postgres/PG_VERSION" ]; then
+    mkdir -p "$data/postgres"
+    [ "$(id -u)" = 0 ] && chown postgres "$data/postgres"
+    as_pg "$bin/initdb" -D "$data/postgres" -U lockwarden --auth=trust >"$data/postgres-init.log"
+  fi
+  [ "$(id -u)" = 0 ] && chown postgres "$data"
+  as_pg "$bin/pg_ctl" -D "$data/postgres" -l "$data/postgres.log" -w \
+    -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k '' -c fsync=on" start >/dev/null
+  wait_until postgres postgres_up
+  "$bin/psql" -h 127.0.0.1 -p "$PG_PORT" -U lockwarden -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname='lockwarden'" | grep -q 1 ||
+    "$bin/createdb" -h 127.0.0.1 -p "$PG_PORT" -U lockwarden lockwarden
+}
+stop_postgres() {
+  postgres_up || return 0
+  as_pg "$(pg_bin)/pg_ctl" -D "$data/postgres" -m fast -w stop >/dev/null
+}
+
+etcd_up() { curl -fsS "http://127.0.0.1:$ETCD_PORT/health" 2>/dev/null | grep -q true; }
+start_etcd() {
+  etcd_up && return 0
+  mkdir -p "$data/etcd"
+  nohup etcd --name lockwarden --data-dir "$data/etcd" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster "lockwarden=http://127.0.0.1:$ETCD_PEER_PORT" >"$data/etcd.log" 2>&1 &
+  echo $! >"$data/etcd.pid"
+  wait_until etcd etcd_up
+}
+stop_etcd() {
+  [ -f "$data/etcd.pid" ] || return 0
+  local pid; pid="$(cat "$data/etcd.pid")"
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null || true
+  rm -f "$data/etcd.pid"
+}
+
+status_of() { if "${1}_up"; then echo "$1: up"; else echo "$1: down"; return 1; fi; }
+
+cmd="${1:-}"; shift || true
+servers=("$@"); [ ${#servers[@]} -eq 0 ] && servers=(redis postgres etcd)
+for s in "${servers[@]}"; do
+  case "$s" in redis|postgres|etcd) ;; *) echo "unknown server: $s (redis, postgres, etcd)" >&2; exit 2 ;; esac
+done
+case "$cmd" in
+  install) install ;;
+  start) install; mkdir -p "$data"; for s in "${servers[@]}"; do "start_$s"; done; echo "lock servers up: ${servers[*]}" ;;
+  stop) for s in "${servers[@]}"; do "stop_$s"; done ;;
+  restart) for s in "${servers[@]}"; do "stop_$s"; "start_$s"; done ;;
+  status) rc=0; for s in "${servers[@]}"; do status_of "$s" || rc=1; done; exit $rc ;;
+  *) echo "usage: $0 install | start|stop|restart|status [redis|postgres|etcd ...]" >&2; exit 2 ;;
+esac

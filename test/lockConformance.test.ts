@@ -1,0 +1,218 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { LockService } from '../locks/lockService';
+import { InvalidLockRequestError } from '../policy/errors';
+import type { AcquireAttempt, Denial, Lease, TryAcquireRequest } from '../policy/lockSchemas';
+import { backendHarnesses } from './support/lockBackends';
+import { runStress } from './support/lockStress';
+import { unique } from './support/tempFiles';
+
+function granted(attempt: AcquireAttempt): Lease {
+  if (!attempt.granted) throw new Error(`expected a grant, got ${attempt.denial.code}`);
+  return attempt.lease;
+}
+
+function denied(attempt: AcquireAttempt): Denial {
+  if (attempt.granted) throw new Error(`expected a denial, got token ${attempt.lease.token}`);
+  return attempt.denial;
+}
+
+// etcd expires leases on its own lessor tick, up to about a second after the TTL.
+const expiryMargin = (locks: LockService) => (locks.backend === 'etcd' ? 1_500 : 300);
+
+describe.each(backendHarnesses())('lock service contract on $name', (harness) => {
+  let locks: LockService;
+  let key: string;
+
+  beforeAll(async () => {
+    locks = await harness.open();
+  });
+  afterAll(() => locks?.close());
+  beforeEach(() => {
+    key = unique(`${harness.name}-key`);
+  });
+
+  const acquire = (requester: string, extra: Partial<TryAcquireRequest> = {}) =>
+    locks.tryAcquire({ key, requester, ttlMs: 30_000, ...extra });
+
+  it(`[${harness.name}] grants a free key, then denies others while the lease is live, naming holder and deadline`, async () => {
+    const lease = granted(await acquire('a'));
+    expect(lease).toMatchObject({ key, holder: 'a' });
+    const denial = denied(await acquire('b'));
+    expect(denial).toMatchObject({
+      code: 'HELD',
+      holder: 'a',
+      reason: 'lock held by another client',
+      position: 1,
+      waiters: 0,
+    });
+    expect(denial.holderLeaseUntil).toBeGreaterThan(denial.serviceTime);
+    expect((await locks.inspect(key)).waiters).toEqual(['b']);
+  });
+
+  it(`[${harness.name}] answers a holder that asks again with its existing lease, not a new token`, async () => {
+    const first = granted(await acquire('a'));
+    expect(granted(await acquire('a')).token).toBe(first.token);
+  });
+
+  it(`[${harness.name}] expires a lease on the service clock and grants the next requester a newer token`, async () => {
+    const ttlMs = Math.max(locks.minTtlMs, 200);
+    const first = granted(await acquire('a', { ttlMs }));
+    expect(denied(await acquire('b', { ttlMs })).code).toBe('HELD');
+    await delay(ttlMs + expiryMargin(locks));
+    expect((await locks.inspect(key)).holder).toBeNull();
+    const second = granted(await acquire('b', { ttlMs }));
+    expect(BigInt(second.token)).toBeGreaterThan(BigInt(first.token));
+  });
+
+  it(`[${harness.name}] judges expiry on its own clock, whatever the caller's clock says`, async () => {
+    const ttlMs = Math.max(locks.minTtlMs, 200);
+    const realNow = Date.now.bind(Date);
+    const clock = jest.spyOn(Date, 'now');
+    try {
+      clock.mockImplementation(() => realNow() + 3_600_000); // caller an hour ahead
+      granted(await acquire('a', { ttlMs: 30_000 }));
+      expect(denied(await acquire('b')).code).toBe('HELD');
+      const other = unique('clock');
+      clock.mockImplementation(() => realNow() - 3_600_000); // caller an hour behind
+      granted(await locks.tryAcquire({ key: other, requester: 'c', ttlMs }));
+      await delay(ttlMs + expiryMargin(locks));
+      granted(await locks.tryAcquire({ key: other, requester: 'd', ttlMs }));
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
+  it(`[${harness.name}] renews only a live lease whose (holder, token) is current`, async () => {
+    const lease = granted(await acquire('a'));
+    expect(await locks.renew({ ...lease, token: String(BigInt(lease.token) + 1000n) })).toMatchObject({
+      ok: false,
+      reason: 'stale-token',
+    });
+    expect(await locks.renew({ ...lease, holder: 'b' })).toMatchObject({ ok: false, reason: 'not-holder' });
+    const renewed = await locks.renew(lease);
+    expect(renewed).toMatchObject({ ok: true });
+    if (renewed.ok) expect(renewed.leaseUntil).toBeGreaterThan(renewed.serviceTime);
+    expect((await locks.inspect(key)).token).toBe(lease.token);
+  });
+
+  it(`[${harness.name}] lets only the owner with the current token release, and a refused release changes nothing`, async () => {
+    const lease = granted(await acquire('a'));
+    expect(await locks.release({ ...lease, holder: 'b' })).toMatchObject({ ok: false, reason: 'not-holder' });
+    expect(await locks.release({ ...lease, token: String(BigInt(lease.token) + 1000n) })).toMatchObject({
+      ok: false,
+      reason: 'stale-token',
+    });
+    expect((await locks.inspect(key)).holder).toBe('a');
+    expect(await locks.release(lease)).toMatchObject({ ok: true });
+    expect((await locks.inspect(key)).holder).toBeNull();
+    expect(await locks.release(lease)).toMatchObject({ ok: false });
+  });
+
+  it(`[${harness.name}] keeps FIFO order across interleaved arrivals: no latecomer jumps the queue`, async () => {
+    const a = granted(await acquire('a'));
+    expect(denied(await acquire('b')).position).toBe(1);
+    expect(denied(await acquire('c')).position).toBe(2);
+    expect(denied(await acquire('d')).position).toBe(3);
+    expect(await locks.release(a)).toMatchObject({ ok: true });
+    // The lock is free now, but only the head of the queue may take it.
+    expect(denied(await acquire('c'))).toMatchObject({ code: 'QUEUED', position: 2 });
+    expect(denied(await acquire('late'))).toMatchObject({ code: 'QUEUED', position: 4 });
+    expect(denied(await acquire('d'))).toMatchObject({ code: 'QUEUED', position: 3 });
+    const b = granted(await acquire('b'));
+    expect(denied(await acquire('d')).code).toBe('HELD');
+    await locks.release(b);
+    expect(denied(await acquire('d')).code).toBe('QUEUED');
+    const c = granted(await acquire('c'));
+    expect(BigInt(c.token)).toBeGreaterThan(BigInt(b.token));
+    expect((await locks.inspect(key)).waiters).toEqual(['d', 'late']);
+  });
+
+  it(`[${harness.name}] orders waiters by priority under priority-based fairness`, async () => {
+    const holder = granted(await acquire('holder'));
+    await acquire('low', { fairness: 'priority-based', priority: 1 });
+    expect(denied(await acquire('high', { fairness: 'priority-based', priority: 9 })).position).toBe(1);
+    await locks.release(holder);
+    expect(denied(await acquire('low', { fairness: 'priority-based', priority: 1 })).code).toBe('QUEUED');
+    expect(granted(await acquire('high', { fairness: 'priority-based', priority: 9 })).holder).toBe('high');
+  });
+
+  it(`[${harness.name}] lets a requester that waives fairness take a free lock without a ticket`, async () => {
+    const holder = granted(await acquire('holder'));
+    await acquire('waiter');
+    const barger = denied(await acquire('barger', { fairness: 'no-starvation-guarantee' }));
+    expect(barger.position).toBeNull();
+    await locks.release(holder);
+    expect(granted(await acquire('barger', { fairness: 'no-starvation-guarantee' })).holder).toBe('barger');
+    expect((await locks.inspect(key)).waiters).toEqual(['waiter']);
+  });
+
+  it(`[${harness.name}] expires a dead waiter's ticket so it cannot block the queue`, async () => {
+    const queueTicketMs = Math.max(1_000, locks.minTtlMs);
+    const holder = granted(await acquire('holder'));
+    await acquire('dead', { queueTicketMs });
+    expect(await locks.position({ key, requester: 'dead' })).toBe(1);
+    await delay(queueTicketMs + expiryMargin(locks));
+    expect(await locks.position({ key, requester: 'dead' })).toBeNull();
+    await locks.release(holder);
+    expect(granted(await acquire('alive')).holder).toBe('alive');
+  });
+
+  it(`[${harness.name}] forgets a waiter that leaves, and lists holdings and waits for the wait-for graph`, async () => {
+    const holder = granted(await acquire('holder'));
+    await acquire('w1');
+    await acquire('w2');
+    expect((await locks.holdings()).filter((h) => h.key === key)).toEqual([
+      expect.objectContaining({ key, holder: 'holder', token: holder.token }),
+    ]);
+    expect((await locks.waits()).filter((w) => w.key === key)).toEqual([
+      { key, requester: 'w1', position: 1 },
+      { key, requester: 'w2', position: 2 },
+    ]);
+    await locks.leave({ key, requester: 'w1' });
+    expect(await locks.position({ key, requester: 'w2' })).toBe(1);
+  });
+
+  it.each([
+    ['an empty key', { key: '', requester: 'a', ttlMs: 1_000 }, /key: must not be empty/],
+    ['an oversized key', { key: 'k'.repeat(257), requester: 'a', ttlMs: 1_000 }, /key: must be at most 256/],
+    [
+      'a key with control characters',
+      { key: 'a\u0007b', requester: 'a', ttlMs: 1_000 },
+      /key: must not contain control/,
+    ],
+    ['a TTL of zero', { requester: 'a', ttlMs: 0 }, /ttlMs: must be greater than 0/],
+    ['a negative TTL', { requester: 'a', ttlMs: -1 }, /ttlMs: must be greater than 0/],
+    ['a TTL above the configured maximum', { requester: 'a', ttlMs: 60_001 }, /ttlMs: must be at most 60000/],
+    ['a non-string holder', { requester: 42, ttlMs: 1_000 }, /requester: must be a string/],
+    ['an unknown fairness policy', { requester: 'a', ttlMs: 1_000, fairness: 'LIFO' }, /fairness/],
+  ])(
+    `[${harness.name}] rejects %s with a typed error and leaves the stored state unchanged`,
+    async (_, request, message) => {
+      const attempt = locks.tryAcquire({ key, ...request } as TryAcquireRequest);
+      await expect(attempt).rejects.toThrow(InvalidLockRequestError);
+      await expect(locks.tryAcquire({ key, ...request } as TryAcquireRequest)).rejects.toThrow(message);
+      expect(await locks.inspect(key)).toMatchObject({ holder: null, lastToken: null, waiters: [] });
+    },
+  );
+
+  it(`[${harness.name}] keeps tokens strictly increasing across a restart of the server process`, async () => {
+    const before = granted(await acquire('a'));
+    await locks.release(before);
+    await locks.close();
+    harness.restartServer();
+    locks = await harness.open();
+    const after = granted(await acquire('b'));
+    expect(BigInt(after.token)).toBeGreaterThan(BigInt(before.token));
+    expect((await locks.inspect(key)).lastToken).toBe(after.token);
+  });
+
+  it(`[${harness.name}] survives 16 clients x 200 attempts on 4 keys: one holder at a time, tokens unique and rising, fenced writes in token order`, async () => {
+    const report = await runStress(locks, { clients: 16, attemptsPerClient: 200, keys: 4 });
+    console.log(`[${harness.name}] stress: ${report.summary}`);
+    expect(report.overlaps).toEqual([]);
+    expect(report.duplicateTokens).toEqual([]);
+    expect(report.outOfOrderWrites).toEqual([]);
+    expect(report.grants).toBeGreaterThan(100);
+    expect(report.writesRefusedWhileHolding).toBe(0);
+  }, 240_000);
+});

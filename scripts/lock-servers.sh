@@ -14,7 +14,8 @@ PG_PORT="${LOCKWARDEN_PG_PORT:-15432}"
 ETCD_PORT="${LOCKWARDEN_ETCD_PORT:-12379}"
 ETCD_PEER_PORT=$((ETCD_PORT + 1))
 
-pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
+# The server's bin directory (the client package alone ships a bin directory without initdb).
+pg_bin() { ls -d /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -1 | xargs -r dirname; }
 
 install() {
   local missing=()
@@ -22,10 +23,15 @@ install() {
   command -v etcd >/dev/null || missing+=(etcd-server)
   [ -n "$(pg_bin)" ] || missing+=(postgresql)
   [ ${#missing[@]} -eq 0 ] && return 0
-  echo "installing ${missing[*]} (apt-get)" >&2
+  local log; log="$(dirname "$data")/apt.log"
+  mkdir -p "$(dirname "$log")"
+  echo "installing ${missing[*]} (apt-get; output in $log)" >&2
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2
-  apt-get install -y -qq "${missing[@]}" >&2
+  if ! { apt-get update -qq && apt-get install -y -qq "${missing[@]}"; } >"$log" 2>&1; then
+    tail -20 "$log" >&2
+    return 1
+  fi
+  [ -n "$(pg_bin)" ] || { echo "postgresql installed but no initdb found under /usr/lib/postgresql" >&2; return 1; }
 }
 
 # Runs a command as the postgres user when we are root (PostgreSQL refuses to run as root).

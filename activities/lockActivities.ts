@@ -1,7 +1,6 @@
-import { ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import type { LockService } from '../locks/lockService';
-import { isInvalidLockRequest } from '../policy/errors';
+import { asNonRetryableOnBadInput } from './nonRetryable';
 import type {
   AcquireAttempt,
   FencedActionResult,
@@ -71,15 +70,3 @@ export function createLockActivities({ locks, log }: LockActivityDeps) {
 
 /** The lock activities' type, for `proxyActivities` in workflows. */
 export type LockActivities = ReturnType<typeof createLockActivities>;
-
-// Bad input cannot be fixed by retrying: surface it as a non-retryable failure that keeps the message.
-async function asNonRetryableOnBadInput<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    if (isInvalidLockRequest(error)) {
-      throw ApplicationFailure.nonRetryable(error.message, error.name);
-    }
-    throw error;
-  }
-}

@@ -29,6 +29,8 @@ export const acquireRequestSchema = z
     ttlMs: ttlMsSchema.default(30_000),
     fairness: fairnessSchema.default('FIFO'),
     priority: z.number().int().min(0).max(1_000).default(0),
+    /** Operator rules shown to the decision maker as data ("escalate after 30 s"); never executed. */
+    constraints: z.array(z.string().max(300)).max(20).default([]),
     budget: retryBudgetSchema.prefault({}),
   })
   .refine((r) => r.budget.baseBackoffMs <= r.budget.maxBackoffMs, {
@@ -46,6 +48,16 @@ export function parseAcquireRequest(input: unknown): AcquireRequest {
 /** How a session ended. */
 export type AcquireOutcome =
   | { status: 'acquired'; lease: Lease; attempts: number; waitedMs: number }
+  | {
+      status: 'escalated';
+      attempts: number;
+      waitedMs: number;
+      lastDenial: Denial;
+      reason: string;
+      deadlock: boolean;
+    }
+  | { status: 'abandoned'; attempts: number; waitedMs: number; lastDenial: Denial; reason: string }
+  /** Ended by a hard limit; sessions started before decisions were wired in end this way. */
   | { status: 'budget-spent'; attempts: number; waitedMs: number; lastDenial: Denial; why: BudgetLimit };
 
 /** Which hard limit of the budget ended the session. */

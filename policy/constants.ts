@@ -24,6 +24,8 @@ export const LOCK_STATES = [
   'acquiring',
   'backing-off',
   'acquired',
+  'escalated',
+  'abandoned',
   'budget-spent',
   'released',
   'release-refused',

@@ -1,4 +1,5 @@
 import type { BudgetLimit, RetryBudget } from './acquireRequest';
+import type { RetryDecision } from './retryDecision';
 import { LATENCY_FLOOR_MS } from './constants';
 
 /** How far a session has got: tries made so far and time spent waiting, in workflow time. */
@@ -26,4 +27,36 @@ export function boundRetryDelay(requestedMs: number, progress: RetryProgress, bu
   const finite = Number.isFinite(requestedMs) ? Math.round(requestedMs) : ceiling;
   const sleepMs = Math.min(ceiling, Math.max(LATENCY_FLOOR_MS, finite));
   return { kind: 'sleep', sleepMs, requestedMs, clamped: sleepMs !== requestedMs };
+}
+
+/** What the workflow does after the guardrails have looked at a decision. */
+export type GuardedStep =
+  | { kind: 'sleep'; sleepMs: number; requestedMs: number; clamped: boolean }
+  | { kind: 'escalate'; reason: string; deadlock: boolean }
+  | { kind: 'abandon'; reason: string };
+
+/**
+ * The rules no decision maker can override, applied after any provider: the harness's own deadlock
+ * finding wins (a model's flag is ignored either way), a spent budget escalates whatever was decided,
+ * a retry without a delay never reaches a sleep, and every sleep is bounded by `boundRetryDelay`.
+ */
+export function guardDecision(
+  decision: RetryDecision,
+  progress: RetryProgress,
+  budget: RetryBudget,
+  harnessDeadlock: string | null,
+): GuardedStep {
+  if (harnessDeadlock) return { kind: 'escalate', reason: `deadlock: ${harnessDeadlock}`, deadlock: true };
+  if (decision.decision === 'abandon') return { kind: 'abandon', reason: decision.explanation };
+  if (decision.decision === 'escalate') {
+    return { kind: 'escalate', reason: decision.escalation_reason ?? decision.explanation, deadlock: false };
+  }
+  const requested = decision.retry_after_ms;
+  if (typeof requested !== 'number') {
+    return { kind: 'escalate', reason: 'a retry decision came without a delay', deadlock: false };
+  }
+  const bounded = boundRetryDelay(requested, progress, budget);
+  if (bounded.kind === 'stop')
+    return { kind: 'escalate', reason: `budget spent (${bounded.why})`, deadlock: false };
+  return bounded;
 }

@@ -53,8 +53,11 @@ async function main(): Promise<number> {
       );
       const outcome = await session.result();
       if (outcome.status !== 'acquired') {
-        failures.push(`${requester} on ${key}: ${outcome.status} (${outcome.why})`);
-        console.log(`GAVE UP   ${key.padEnd(22)} ${requester}  ${outcome.why}\n          ${session.uiUrl}`);
+        const why = outcome.status === 'budget-spent' ? outcome.why : outcome.reason;
+        failures.push(`${requester} on ${key}: ${outcome.status} (${why})`);
+        console.log(
+          `${outcome.status.toUpperCase().padEnd(9)} ${key.padEnd(22)} ${requester}  ${why}\n          ${session.uiUrl}`,
+        );
         return;
       }
       const { lease } = outcome;

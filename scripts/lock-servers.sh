@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs (Debian packages) and runs the lock services the backend tests use, on loopback, each with
-# its own data directory under .data/servers. Idempotent: `start` reuses a server that answers.
+# its own data directory. The ports are fixed for the machine, so the data directories are too
+# (/var/lib/lockwarden/servers as root, which the postgres user can reach; else
+# ~/.local/state/lockwarden/servers): any checkout that restarts a server restarts it on the same data. Idempotent: `start` reuses a server that answers.
 #   scripts/lock-servers.sh install
 #   scripts/lock-servers.sh start|stop|restart|status [redis|postgres|etcd ...]   (default: all)
 # `restart` keeps the data directory: tokens must survive it.
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(dirname "$here")"
-data="${LOCKWARDEN_DATA_DIR:-$root/.data}/servers"
+if [ "$(id -u)" = 0 ]; then default_data=/var/lib/lockwarden/servers; else default_data="${XDG_STATE_HOME:-$HOME/.local/state}/lockwarden/servers"; fi
+data="${LOCKWARDEN_SERVERS_DIR:-$default_data}"
 REDIS_PORT="${LOCKWARDEN_REDIS_PORT:-16379}"
 PG_PORT="${LOCKWARDEN_PG_PORT:-15432}"
 ETCD_PORT="${LOCKWARDEN_ETCD_PORT:-12379}"

@@ -1,13 +1,21 @@
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import pino from 'pino';
+import { createAnthropicDecider } from '../activities/anthropicDecider';
 import { openLockService } from '../locks/openLockService';
 import { loadWorkerConfig } from './config';
+import { loadModelConfig } from './modelConfig';
 import { createLockwardenWorker } from './createWorker';
 
 /** The worker process: reads its configuration, opens the lock service and polls its task queue. */
 async function main(): Promise<void> {
   const config = loadWorkerConfig();
-  const log = pino({ level: config.logLevel, base: { service: 'lockwarden-worker' } });
+  const modelConfig = loadModelConfig();
+  // The API key travels in a request header only; redact it should an object carrying it ever be logged.
+  const log = pino({
+    level: config.logLevel,
+    base: { service: 'lockwarden-worker' },
+    redact: ['apiKey', '*.apiKey'],
+  });
   Runtime.install({ logger: new DefaultLogger(config.logLevel === 'silent' ? 'ERROR' : 'WARN') });
   const locks = await openLockService(config.lockServiceUrl, { maxTtlMs: config.lockMaxTtlMs });
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
@@ -16,9 +24,16 @@ async function main(): Promise<void> {
       connection,
       namespace: config.namespace,
       taskQueue: config.taskQueue,
-      deps: { locks, log },
+      deps: { locks, log, decider: modelConfig ? createAnthropicDecider(modelConfig) : null },
     });
-    log.info({ taskQueue: config.taskQueue, backend: locks.backend }, 'worker polling');
+    log.info(
+      {
+        taskQueue: config.taskQueue,
+        backend: locks.backend,
+        model: modelConfig?.model ?? 'none (deterministic policy)',
+      },
+      'worker polling',
+    );
     await worker.run();
   } finally {
     await connection.close();

@@ -9,6 +9,7 @@ describe('parseAcquireRequest', () => {
       ttlMs: 30_000,
       fairness: 'FIFO',
       priority: 0,
+      constraints: [],
       budget: { maxRetries: 20, maxTotalWaitMs: 60_000, maxBackoffMs: 5_000, baseBackoffMs: 100 },
     });
   });

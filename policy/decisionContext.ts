@@ -1,0 +1,43 @@
+import type { AcquireRequest } from './acquireRequest';
+import type { Denial } from './lockSchemas';
+import type { DecisionContext } from './retryDecision';
+import type { WaitForEdge } from './waitForGraph';
+
+/** A past decision of this session, as the next decision sees it. */
+export type PastDecision = DecisionContext['recentDecisions'][number];
+
+/** What the session knows after a denial, turned into the decision context. Pure. */
+export function buildDecisionContext(input: {
+  request: AcquireRequest;
+  denial: Denial;
+  attempts: number;
+  elapsedMs: number;
+  recentDecisions: PastDecision[];
+  waitForEdges: WaitForEdge[];
+}): DecisionContext {
+  const { request, denial } = input;
+  return {
+    lockName: request.key,
+    requester: request.requester,
+    currentHolder: denial.holder,
+    lockTtlSeconds: request.ttlMs / 1000,
+    elapsedWaitSeconds: input.elapsedMs / 1000,
+    maxWaitBudgetSeconds: request.budget.maxTotalWaitMs / 1000,
+    fairnessPolicy: request.fairness,
+    failureReason: denial.reason,
+    errorCode: denial.code,
+    consecutiveFailures: input.attempts,
+    otherWaitersExist: denial.waiters > 0,
+    constraints: request.constraints,
+    attempt: input.attempts,
+    maxRetries: request.budget.maxRetries,
+    // Both times are the service's, so the difference is free of the worker's clock.
+    holderLeaseRemainingMs:
+      denial.holderLeaseUntil === null ? null : denial.holderLeaseUntil - denial.serviceTime,
+    queuePosition: denial.position,
+    recentDecisions: input.recentDecisions.slice(-5),
+    waitForEdges: input.waitForEdges.filter(
+      (e) => e.waiter === request.requester || e.holder === request.requester,
+    ),
+  };
+}

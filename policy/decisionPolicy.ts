@@ -1,0 +1,154 @@
+import { decorrelatedJitter } from './backoff';
+import { LATENCY_FLOOR_MS } from './constants';
+import type { DecisionContext, RetryDecision } from './retryDecision';
+import { cycleThrough } from './waitForGraph';
+
+/** Reviewed knobs of the deterministic policy (from the session's budget, never from a model). */
+export interface PolicyTuning {
+  baseBackoffMs: number;
+  maxBackoffMs: number;
+  previousBackoffMs: number;
+  /** How long the lock service keeps a waiter's place; a FIFO waiter must come back well within it. */
+  queueTicketMs: number;
+}
+
+/** Past this share of the wait budget, escalate unless the lock is about to be released (rule 3). */
+export const BUDGET_ESCALATION_SHARE = 0.8;
+/** This many failures in a row with an unchanged reason call for a human (rule 4). */
+export const REPEATED_FAILURE_THRESHOLD = 6;
+
+/**
+ * The deterministic retry policy: the default when no model is configured, and the fallback when a
+ * model's answer cannot be used. It applies the seven rules of the retry-decision prompt in a fixed
+ * order; `random` is the workflow's replay-safe generator, so the same history gives the same answer.
+ */
+export function decideByPolicy(
+  ctx: DecisionContext,
+  tuning: PolicyTuning,
+  random: () => number,
+): RetryDecision {
+  const budgetMs = ctx.maxWaitBudgetSeconds * 1000;
+  const elapsedMs = ctx.elapsedWaitSeconds * 1000;
+  const remainingMs = budgetMs - elapsedMs;
+  const releaseImminent =
+    ctx.currentHolder === null ||
+    (ctx.holderLeaseRemainingMs !== null && ctx.holderLeaseRemainingMs <= tuning.baseBackoffMs * 2);
+  const starvation = starvationRisk(ctx);
+
+  // Rule 5: a cycle of waits through this requester is a deadlock; no retry can break it.
+  const cycle = cycleThrough(ctx.requester, ctx.waitForEdges);
+  if (cycle) {
+    const path = cycle.map((e) => `${e.waiter} waits for ${e.key} held by ${e.holder}`).join('; ');
+    return escalate(
+      `deadlock: ${path}`,
+      starvation,
+      true,
+      'A cycle of waits includes this requester, so waiting cannot end it.',
+    );
+  }
+  // Rule 7: never retry without budget left for at least one floor-length wait.
+  if (remainingMs < LATENCY_FLOOR_MS) {
+    return escalate(
+      'wait budget spent',
+      starvation,
+      false,
+      'The wait budget is spent, so a human must decide what happens next.',
+    );
+  }
+  // Rule 3: late in the budget, hand over to a human unless the holder is about to let go.
+  if (elapsedMs > BUDGET_ESCALATION_SHARE * budgetMs && !releaseImminent) {
+    return escalate(
+      `more than ${BUDGET_ESCALATION_SHARE * 100}% of the wait budget used and no release in sight`,
+      starvation,
+      false,
+      'Most of the wait budget is gone and the holder shows no sign of releasing soon.',
+    );
+  }
+  // Rule 4: the same failure over and over is not contention that waiting will fix.
+  const sameReason =
+    ctx.recentDecisions.length > 0 && ctx.recentDecisions.every((d) => d.failureReason === ctx.failureReason);
+  if (ctx.consecutiveFailures >= REPEATED_FAILURE_THRESHOLD && sameReason) {
+    return escalate(
+      `${ctx.consecutiveFailures} consecutive failures, always "${ctx.failureReason}"`,
+      starvation,
+      false,
+      'The same failure keeps repeating, which points at something a retry will not fix.',
+    );
+  }
+  // Rule 1: a lease that has run out (or is about to) will free the lock: come back just after it.
+  if (ctx.holderLeaseRemainingMs !== null && ctx.holderLeaseRemainingMs < tuning.baseBackoffMs) {
+    return retry(
+      Math.max(LATENCY_FLOOR_MS, ctx.holderLeaseRemainingMs + LATENCY_FLOOR_MS),
+      'linear',
+      starvation,
+      "The holder's lease is expiring, so a short wait should find the lock free.",
+    );
+  }
+  // Rule 2: under FIFO with others waiting, keep our place: modest, linear steps well inside the ticket's life.
+  if (ctx.fairnessPolicy === 'FIFO' && ctx.otherWaitersExist) {
+    const step = tuning.baseBackoffMs * Math.min(ctx.attempt, 4);
+    const delay = Math.min(step, tuning.maxBackoffMs, Math.floor(tuning.queueTicketMs / 3));
+    return retry(
+      Math.max(LATENCY_FLOOR_MS, delay),
+      'linear',
+      starvation,
+      'Others are queued under FIFO, so a modest wait keeps this requester in line.',
+    );
+  }
+  // Default: decorrelated jitter spreads contenders apart; rule 6 keeps it above the floor.
+  const delay = decorrelatedJitter(
+    { previousMs: tuning.previousBackoffMs, baseMs: tuning.baseBackoffMs, capMs: tuning.maxBackoffMs },
+    random,
+  );
+  return retry(
+    Math.max(LATENCY_FLOOR_MS, delay),
+    'decorrelated-jitter',
+    starvation,
+    'The lock is contended, so a jittered wait avoids a thundering herd.',
+  );
+}
+
+function starvationRisk(ctx: DecisionContext): RetryDecision['starvation_risk'] {
+  if (
+    ctx.consecutiveFailures >= REPEATED_FAILURE_THRESHOLD ||
+    ctx.elapsedWaitSeconds > ctx.maxWaitBudgetSeconds / 2
+  )
+    return 'high';
+  return ctx.otherWaitersExist ? 'medium' : 'low';
+}
+
+function retry(
+  ms: number,
+  strategy: RetryDecision['backoff_strategy'],
+  risk: RetryDecision['starvation_risk'],
+  explanation: string,
+): RetryDecision {
+  return {
+    decision: 'retry',
+    retry_after_ms: Math.round(ms),
+    backoff_strategy: strategy,
+    lease_renewal_instruction: null,
+    starvation_risk: risk,
+    deadlock_detected: false,
+    escalation_reason: null,
+    explanation,
+  };
+}
+
+function escalate(
+  reason: string,
+  risk: RetryDecision['starvation_risk'],
+  deadlock: boolean,
+  explanation: string,
+): RetryDecision {
+  return {
+    decision: 'escalate',
+    retry_after_ms: null,
+    backoff_strategy: null,
+    lease_renewal_instruction: null,
+    starvation_risk: risk,
+    deadlock_detected: deadlock,
+    escalation_reason: reason,
+    explanation,
+  };
+}

@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import { denialCodeSchema, fairnessSchema } from './lockSchemas';
+
+/**
+ * What the decision maker (model or deterministic policy) is told about a failed acquisition. It has
+ * no field that could carry a fencing token, a lease deadline on the wall clock, a credential or a
+ * tenant payload: those cannot reach a prompt because they cannot be put here.
+ */
+export const decisionContextSchema = z.strictObject({
+  lockName: z.string(),
+  requester: z.string(),
+  currentHolder: z.string().nullable(),
+  lockTtlSeconds: z.number().nonnegative(),
+  elapsedWaitSeconds: z.number().nonnegative(),
+  maxWaitBudgetSeconds: z.number().positive(),
+  fairnessPolicy: fairnessSchema,
+  failureReason: z.string(),
+  errorCode: denialCodeSchema,
+  consecutiveFailures: z.number().int().nonnegative(),
+  otherWaitersExist: z.boolean(),
+  constraints: z.array(z.string()).max(20),
+  attempt: z.number().int().positive(),
+  maxRetries: z.number().int().nonnegative(),
+  /** How long the holder's lease has left, on the lock service's clock; null when no one holds it. */
+  holderLeaseRemainingMs: z.number().int().nullable(),
+  queuePosition: z.number().int().positive().nullable(),
+  recentDecisions: z
+    .array(
+      z.strictObject({
+        decision: z.string(),
+        retryAfterMs: z.number().nullable(),
+        failureReason: z.string(),
+      }),
+    )
+    .max(5),
+  /** Wait-for edges involving the requester: `waiter` waits for `key`, held by `holder`. */
+  waitForEdges: z.array(z.strictObject({ waiter: z.string(), key: z.string(), holder: z.string() })).max(50),
+});
+export type DecisionContext = z.infer<typeof decisionContextSchema>;
+
+export const DECISIONS = ['retry', 'escalate', 'abandon'] as const;
+export const BACKOFF_STRATEGIES = ['linear', 'exponential', 'decorrelated-jitter'] as const;
+export const STARVATION_RISKS = ['low', 'medium', 'high'] as const;
+
+/** The decision's fields, exactly as the model must return them; unknown fields are refused. */
+export const retryDecisionShape = z.strictObject({
+  decision: z.enum(DECISIONS),
+  retry_after_ms: z.number().int().nonnegative().nullable().optional(),
+  backoff_strategy: z.enum(BACKOFF_STRATEGIES).nullable(),
+  // Advisory text only: logged, never executed. No lease action is taken on a decision's say-so.
+  lease_renewal_instruction: z.string().max(500).nullable(),
+  starvation_risk: z.enum(STARVATION_RISKS),
+  deadlock_detected: z.boolean(),
+  escalation_reason: z.string().max(500).nullable().optional(),
+  explanation: z.string().min(1).max(400),
+});
+
+/** A retry decision, validated: the shape above plus the fields each decision requires. */
+export const retryDecisionSchema = retryDecisionShape.superRefine((d, ctx) => {
+  if (d.decision === 'retry' && (d.retry_after_ms === null || d.retry_after_ms === undefined)) {
+    ctx.addIssue({ code: 'custom', path: ['retry_after_ms'], message: 'is required when decision is retry' });
+  }
+  if (d.decision === 'escalate' && !d.escalation_reason?.trim()) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['escalation_reason'],
+      message: 'is required when decision is escalate',
+    });
+  }
+});
+export type RetryDecision = z.infer<typeof retryDecisionSchema>;
+
+/** Who answered, and why the policy answered when a model was configured. */
+export type DecisionProvider = 'anthropic' | 'policy';
+export const FALLBACK_CAUSES = [
+  'no-model-configured',
+  'invalid-after-repair',
+  'model-request-rejected',
+  'model-unavailable',
+] as const;
+export type FallbackCause = (typeof FALLBACK_CAUSES)[number];
+
+/** A decision with its provenance, as the decision activity returns it and the workflow records it. */
+export interface DecisionRecord {
+  decision: RetryDecision;
+  provider: DecisionProvider;
+  model: string | null;
+  repaired: boolean;
+  fallbackCause: FallbackCause | null;
+  /** The validation or API error behind a fallback, for the log; never model text. */
+  fallbackDetail: string | null;
+}

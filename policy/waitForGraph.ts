@@ -1,0 +1,42 @@
+/** One wait-for edge: `waiter` waits for `key`, which `holder` holds. */
+export interface WaitForEdge {
+  waiter: string;
+  key: string;
+  holder: string;
+}
+
+/** Builds wait-for edges from a lock service's live holdings and queue tickets. */
+export function waitForEdges(
+  holdings: { key: string; holder: string }[],
+  waits: { key: string; requester: string }[],
+): WaitForEdge[] {
+  const holderOf = new Map(holdings.map((h) => [h.key, h.holder]));
+  return waits.flatMap((w) => {
+    const holder = holderOf.get(w.key);
+    return holder && holder !== w.requester ? [{ waiter: w.requester, key: w.key, holder }] : [];
+  });
+}
+
+/**
+ * Finds a cycle of waits that passes through `start` (a deadlock it is part of), or null. The cycle
+ * is returned as the edges in order, starting with one whose waiter is `start`.
+ */
+export function cycleThrough(start: string, edges: WaitForEdge[]): WaitForEdge[] | null {
+  const outgoing = new Map<string, WaitForEdge[]>();
+  for (const e of edges) outgoing.set(e.waiter, [...(outgoing.get(e.waiter) ?? []), e]);
+  const visited = new Set<string>();
+  const path: WaitForEdge[] = [];
+  const walk = (node: string): boolean => {
+    for (const edge of outgoing.get(node) ?? []) {
+      path.push(edge);
+      if (edge.holder === start) return true;
+      if (!visited.has(edge.holder)) {
+        visited.add(edge.holder);
+        if (walk(edge.holder)) return true;
+      }
+      path.pop();
+    }
+    return false;
+  };
+  return walk(start) ? [...path] : null;
+}

@@ -1,0 +1,211 @@
+import { ApplicationFailure } from '@temporalio/common';
+import pino from 'pino';
+import { createAnthropicDecider } from '../activities/anthropicDecider';
+import { createDecisionActivities } from '../activities/decisionActivities';
+import { LATENCY_FLOOR_MS } from '../policy/constants';
+import { guardDecision } from '../policy/guardrails';
+import type { DecisionRecord } from '../policy/retryDecision';
+import { baseInput, budget } from './support/decisionInputs';
+import { type FakeAnswer, FakeMessagesApi } from './support/fakeMessagesApi';
+
+const VALID = {
+  decision: 'retry',
+  retry_after_ms: 400,
+  backoff_strategy: 'exponential',
+  lease_renewal_instruction: null,
+  starvation_risk: 'low',
+  deadlock_detected: false,
+  escalation_reason: null,
+  explanation: 'The holder should release soon.',
+};
+const valid: FakeAnswer = { kind: 'tool', input: VALID };
+type Expect =
+  | { outcome: 'model'; requests: number; repaired: boolean }
+  | { outcome: 'fallback'; requests: number; cause: string }
+  | { outcome: 'retried-by-temporal'; requests: number; errorType: string; nextRetryDelayMs?: number };
+
+const invalid = (patch: Record<string, unknown>): FakeAnswer => ({
+  kind: 'tool',
+  input: { ...VALID, ...patch },
+});
+
+const FAULTS: { fault: string; script: FakeAnswer[]; expect: Expect }[] = [
+  { fault: 'a valid decision', script: [valid], expect: { outcome: 'model', requests: 1, repaired: false } },
+  {
+    fault: 'JSON wrapped in prose',
+    script: [
+      { kind: 'text', text: `Sure! Here is my answer: ${JSON.stringify(VALID)} Hope it helps.` },
+      valid,
+    ],
+    expect: { outcome: 'model', requests: 2, repaired: true },
+  },
+  {
+    fault: 'markdown fences',
+    script: [{ kind: 'text', text: '```json\n' + JSON.stringify(VALID) + '\n```' }, valid],
+    expect: { outcome: 'model', requests: 2, repaired: true },
+  },
+  {
+    fault: 'unknown extra fields',
+    script: [invalid({ fencing_token: '42', action: 'renew' }), valid],
+    expect: { outcome: 'model', requests: 2, repaired: true },
+  },
+  {
+    fault: 'retry without retry_after_ms',
+    script: [invalid({ retry_after_ms: null }), valid],
+    expect: { outcome: 'model', requests: 2, repaired: true },
+  },
+  {
+    fault: 'an unknown enum value',
+    script: [invalid({ decision: 'steal' }), valid],
+    expect: { outcome: 'model', requests: 2, repaired: true },
+  },
+  {
+    fault: 'a negative number',
+    script: [invalid({ retry_after_ms: -250 }), valid],
+    expect: { outcome: 'model', requests: 2, repaired: true },
+  },
+  {
+    fault: 'a fractional number',
+    script: [invalid({ retry_after_ms: 12.5 }), valid],
+    expect: { outcome: 'model', requests: 2, repaired: true },
+  },
+  {
+    fault: 'a huge number',
+    script: [invalid({ retry_after_ms: 9_000_000_000_000 })],
+    expect: { outcome: 'model', requests: 1, repaired: false },
+  },
+  {
+    fault: 'a number as a string',
+    script: [invalid({ retry_after_ms: '500' }), valid],
+    expect: { outcome: 'model', requests: 2, repaired: true },
+  },
+  {
+    fault: 'an empty content list',
+    script: [{ kind: 'content', content: [], stopReason: 'end_turn' }, valid],
+    expect: { outcome: 'model', requests: 2, repaired: true },
+  },
+  {
+    fault: 'a refusal',
+    script: [{ kind: 'content', content: [], stopReason: 'refusal' }, valid],
+    expect: { outcome: 'model', requests: 2, repaired: true },
+  },
+  {
+    fault: 'a truncated answer (max_tokens)',
+    script: [{ kind: 'tool', input: { decision: 'retry' }, stopReason: 'max_tokens' }, valid],
+    expect: { outcome: 'model', requests: 2, repaired: true },
+  },
+  {
+    fault: 'invalid twice',
+    script: [invalid({ extra: 1 }), invalid({ extra: 2 })],
+    expect: { outcome: 'fallback', requests: 2, cause: 'invalid-after-repair' },
+  },
+  {
+    fault: 'HTTP 400',
+    script: [{ kind: 'http-error', status: 400, errorType: 'invalid_request_error' }],
+    expect: { outcome: 'fallback', requests: 1, cause: 'model-request-rejected' },
+  },
+  {
+    fault: 'HTTP 401',
+    script: [{ kind: 'http-error', status: 401, errorType: 'authentication_error' }],
+    expect: { outcome: 'fallback', requests: 1, cause: 'model-request-rejected' },
+  },
+  {
+    fault: 'HTTP 429 with retry-after',
+    script: [
+      { kind: 'http-error', status: 429, errorType: 'rate_limit_error', headers: { 'retry-after': '7' } },
+    ],
+    expect: {
+      outcome: 'retried-by-temporal',
+      requests: 1,
+      errorType: 'ModelRateLimited',
+      nextRetryDelayMs: 7_000,
+    },
+  },
+  {
+    fault: 'HTTP 500',
+    script: [{ kind: 'http-error', status: 500, errorType: 'api_error' }],
+    expect: { outcome: 'retried-by-temporal', requests: 1, errorType: 'ModelUnavailable' },
+  },
+  {
+    fault: 'HTTP 529 overloaded',
+    script: [{ kind: 'http-error', status: 529, errorType: 'overloaded_error' }],
+    expect: { outcome: 'retried-by-temporal', requests: 1, errorType: 'ModelOverloaded' },
+  },
+  {
+    fault: 'a response slower than the timeout',
+    script: [{ kind: 'slow', delayMs: 1_500, then: valid }],
+    expect: { outcome: 'retried-by-temporal', requests: 1, errorType: 'ModelUnavailable' },
+  },
+  {
+    fault: 'a dropped connection',
+    script: [{ kind: 'drop' }],
+    expect: { outcome: 'retried-by-temporal', requests: 1, errorType: 'ModelUnavailable' },
+  },
+];
+
+describe('retry decision against a misbehaving Messages API', () => {
+  const fake = new FakeMessagesApi();
+  const outcomes: string[] = [];
+  let decideRetry: ReturnType<typeof createDecisionActivities>['decideRetry'];
+
+  beforeAll(async () => {
+    await fake.start();
+    const decider = createAnthropicDecider({
+      apiKey: 'test-key',
+      baseURL: fake.baseURL,
+      model: 'claude-haiku-4-5',
+      largeModel: 'claude-sonnet-4-5',
+      timeoutMs: 500,
+      maxTokens: 512,
+    });
+    ({ decideRetry } = createDecisionActivities({ decider, log: pino({ level: 'silent' }) }));
+  });
+  afterAll(async () => {
+    await fake.stop();
+    console.log(`fault classes (${FAULTS.length}):\n${outcomes.join('\n')}`);
+  });
+
+  it.each(FAULTS)('$fault → $expect.outcome', async ({ fault, script, expect: want }) => {
+    fake.answer(...script);
+    let record: DecisionRecord | undefined;
+    if (want.outcome === 'retried-by-temporal') {
+      const failure = await decideRetry(baseInput).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(failure).toBeInstanceOf(ApplicationFailure);
+      expect(failure).toMatchObject({ type: want.errorType, nonRetryable: false });
+      if (want.nextRetryDelayMs)
+        expect((failure as ApplicationFailure).nextRetryDelay).toBe(want.nextRetryDelayMs);
+    } else {
+      record = await decideRetry(baseInput);
+      if (want.outcome === 'model')
+        expect(record).toMatchObject({ provider: 'anthropic', repaired: want.repaired, fallbackCause: null });
+      else expect(record).toMatchObject({ provider: 'policy', fallbackCause: want.cause });
+    }
+    expect(fake.requests).toHaveLength(want.requests);
+    if (want.requests === 2) {
+      // The repair request carries the validation error back to the model.
+      expect(JSON.stringify(fake.requests[1]!.body.messages.at(-1))).toMatch(/not usable: /);
+    }
+    // Whatever happened, the sleep that follows is bounded: the model's answer, or the policy's
+    // (which the workflow runs itself once Temporal gives up on a retryable failure).
+    const decision =
+      record?.decision ??
+      (
+        await createDecisionActivities({ decider: null, log: pino({ level: 'silent' }) }).decideRetry(
+          baseInput,
+        )
+      ).decision;
+    const step = guardDecision(decision, baseInput.progress, budget, null);
+    if (step.kind === 'sleep') {
+      expect(step.sleepMs).toBeGreaterThanOrEqual(LATENCY_FLOOR_MS);
+      expect(step.sleepMs).toBeLessThanOrEqual(
+        Math.min(budget.maxBackoffMs, budget.maxTotalWaitMs - baseInput.progress.elapsedMs),
+      );
+    }
+    outcomes.push(
+      `  ${fault.padEnd(36)} → ${want.outcome}${'cause' in want ? ` (${want.cause})` : ''}${'errorType' in want ? ` (${want.errorType})` : ''}, ${want.requests} request(s)${step.kind === 'sleep' ? `, sleep ${step.sleepMs} ms` : `, ${step.kind}`}`,
+    );
+  });
+});

@@ -1,0 +1,39 @@
+import type { DecideRetryInput } from '../../activities/decisionActivities';
+import { retryBudgetSchema } from '../../policy/acquireRequest';
+
+/** The budget of the decision tests' session. */
+export const budget = retryBudgetSchema.parse({
+  maxRetries: 10,
+  maxTotalWaitMs: 20_000,
+  maxBackoffMs: 2_000,
+  baseBackoffMs: 100,
+});
+
+/** A decision request after a second denial, with the holder's lease far from expiry. */
+export const baseInput: DecideRetryInput = {
+  context: {
+    lockName: 'billing/nightly-export',
+    requester: 'replica-b',
+    currentHolder: 'replica-a',
+    lockTtlSeconds: 30,
+    elapsedWaitSeconds: 2,
+    maxWaitBudgetSeconds: 20,
+    fairnessPolicy: 'FIFO',
+    failureReason: 'lock held by another client',
+    errorCode: 'HELD',
+    consecutiveFailures: 2,
+    otherWaitersExist: false,
+    constraints: [],
+    attempt: 2,
+    maxRetries: 10,
+    holderLeaseRemainingMs: 12_000,
+    queuePosition: 1,
+    recentDecisions: [],
+    waitForEdges: [],
+  },
+  tuning: { baseBackoffMs: 100, maxBackoffMs: 2_000, previousBackoffMs: 100, queueTicketMs: 30_000 },
+  jitterSample: 0.5,
+  progress: { attempts: 2, elapsedMs: 2_000 },
+  budget,
+  harnessDeadlock: null,
+};

@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import type { ModelConfig } from '../activities/anthropicDecider';
+import { describeIssues, InvalidConfigurationError } from '../policy/errors';
+
+const modelEnvSchema = z.object({
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  ANTHROPIC_BASE_URL: z.url().optional(),
+  LOCKWARDEN_MODEL: z.string().min(1).default('claude-haiku-4-5'),
+  LOCKWARDEN_LARGE_MODEL: z.string().min(1).default('claude-sonnet-4-5'),
+  LOCKWARDEN_MODEL_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  LOCKWARDEN_MODEL_MAX_TOKENS: z.coerce.number().int().min(128).max(8_192).default(1_024),
+});
+
+/**
+ * The model path's configuration, or null when no API key is set (the deterministic policy then
+ * decides). Reads only the variables above: no lock-service URL or credential enters it.
+ */
+export function loadModelConfig(env: NodeJS.ProcessEnv = process.env): ModelConfig | null {
+  const present = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => !!e[1]));
+  const parsed = modelEnvSchema.safeParse(present);
+  if (!parsed.success) throw new InvalidConfigurationError(describeIssues(parsed.error));
+  const c = parsed.data;
+  if (!c.ANTHROPIC_API_KEY) return null;
+  return {
+    apiKey: c.ANTHROPIC_API_KEY,
+    baseURL: c.ANTHROPIC_BASE_URL,
+    model: c.LOCKWARDEN_MODEL,
+    largeModel: c.LOCKWARDEN_LARGE_MODEL,
+    timeoutMs: c.LOCKWARDEN_MODEL_TIMEOUT_MS,
+    maxTokens: c.LOCKWARDEN_MODEL_MAX_TOKENS,
+  };
+}

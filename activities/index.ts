@@ -1,17 +1,37 @@
+import pino from 'pino';
 import { createDecisionActivities, type Decider } from './decisionActivities';
+import { type EscalationStore, FileEscalationStore } from './escalationStore';
 import { createLockActivities, type LockActivityDeps } from './lockActivities';
+import { createMetrics, type Metrics } from './metrics';
+import { createOnCallActivities, type OnCallConfig } from './oncallActivities';
 
 /** Everything the activities depend on; the worker builds it once, tests build it with real servers. */
 export interface ActivityDeps extends LockActivityDeps {
   /** The model path; null (the default) means the deterministic policy decides. */
   decider?: Decider | null;
+  oncall?: OnCallConfig;
+  escalations?: EscalationStore;
+  metrics?: Metrics;
 }
+
+/** On-call defaults: no webhook (log and store only); 3 escalations of a key in 10 minutes flag it. */
+export const DEFAULT_ONCALL: OnCallConfig = {
+  webhookUrl: null,
+  reviewWindowMs: 10 * 60 * 1000,
+  reviewThreshold: 3,
+};
 
 /** Builds every activity the worker registers, from its dependencies (no globals). */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createLockActivities(deps),
     ...createDecisionActivities({ decider: deps.decider ?? null, log: deps.log }),
+    ...createOnCallActivities({
+      oncall: deps.oncall ?? DEFAULT_ONCALL,
+      escalations: deps.escalations ?? new FileEscalationStore('.data/escalations.jsonl'),
+      metrics: deps.metrics ?? createMetrics(),
+      log: deps.log ?? pino(),
+    }),
   };
 }
 

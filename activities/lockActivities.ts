@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { LockService } from '../locks/lockService';
+import { type WaitForEdge, waitForEdges } from '../policy/waitForGraph';
 import { asNonRetryableOnBadInput } from './nonRetryable';
 import type {
   AcquireAttempt,
@@ -9,6 +10,12 @@ import type {
   TryAcquireRequest,
   WaiterRef,
 } from '../policy/lockSchemas';
+
+/** A fast-path answer with what the session needs next: who to wake, and the wait-for edges around it. */
+export type SessionAttempt = AcquireAttempt & { queueHead?: string | null; waitForEdges?: WaitForEdge[] };
+
+/** The renewal check's answer: renewed until a new deadline, or why the lease is lost. */
+export type RenewalResult = { ok: true; leaseUntil: number } | { ok: false; reason: string };
 
 /** What the lock activities need: the lock service they talk to and a structured logger. */
 export interface LockActivityDeps {
@@ -22,8 +29,8 @@ export interface LockActivityDeps {
  */
 export function createLockActivities({ locks, log }: LockActivityDeps) {
   return {
-    /** One fast-path attempt at the lock service. */
-    async tryAcquireLock(request: TryAcquireRequest): Promise<AcquireAttempt> {
+    /** One fast-path attempt at the lock service; a denial also reports the wait-for edges and queue head. */
+    async tryAcquireLock(request: TryAcquireRequest): Promise<SessionAttempt> {
       const attempt = await asNonRetryableOnBadInput(() => locks.tryAcquire(request));
       log.info(
         {
@@ -36,7 +43,51 @@ export function createLockActivities({ locks, log }: LockActivityDeps) {
         },
         attempt.granted ? 'lease granted' : 'lease denied',
       );
-      return attempt;
+      if (attempt.granted) return attempt;
+      const [holdings, waits, record] = await Promise.all([
+        locks.holdings(),
+        locks.waits(),
+        locks.inspect(request.key),
+      ]);
+      return {
+        ...attempt,
+        queueHead: record.waiters[0] ?? null,
+        waitForEdges: waitForEdges(holdings, waits),
+      };
+    },
+
+    /**
+     * The hold's renewal: reads the key's current token from the lock service, compares it with the
+     * token the service issued at acquisition, and renews (fenced) only when they match. Never
+     * renews with any other token.
+     */
+    async renewLease(lease: Lease): Promise<RenewalResult> {
+      const current = await asNonRetryableOnBadInput(() => locks.inspect(lease.key));
+      let result: RenewalResult;
+      if (current.holder === null) result = { ok: false, reason: 'the lease expired' };
+      else if (current.holder !== lease.holder || current.token !== lease.token) {
+        result = {
+          ok: false,
+          reason: `the service now holds token ${current.token ?? 'none'} for ${current.holder}, not token ${lease.token}`,
+        };
+      } else {
+        const renewed = await locks.renew({ key: lease.key, holder: lease.holder, token: lease.token });
+        result = renewed.ok
+          ? { ok: true, leaseUntil: renewed.leaseUntil ?? renewed.serviceTime }
+          : { ok: false, reason: `renewal refused: ${renewed.reason}` };
+      }
+      log.info(
+        {
+          event: 'lock.renew',
+          backend: locks.backend,
+          key: lease.key,
+          holder: lease.holder,
+          ok: result.ok,
+          reason: result.ok ? undefined : result.reason,
+        },
+        result.ok ? 'lease renewed' : 'lease lost',
+      );
+      return result;
     },
 
     /** Gives up the session's place in the key's queue, so a session that stops waiting blocks no one. */
@@ -49,9 +100,12 @@ export function createLockActivities({ locks, log }: LockActivityDeps) {
     },
 
     /** Owner-only, fenced release of a lease the service issued. */
-    async releaseLock(lease: Pick<Lease, 'key' | 'holder' | 'token'>): Promise<FencedActionResult> {
+    async releaseLock(
+      lease: Pick<Lease, 'key' | 'holder' | 'token'>,
+    ): Promise<FencedActionResult & { queueHead: string | null }> {
       const target: FencedTarget = { key: lease.key, holder: lease.holder, token: lease.token };
-      const result = await asNonRetryableOnBadInput(() => locks.release(target));
+      const released = await asNonRetryableOnBadInput(() => locks.release(target));
+      const result = { ...released, queueHead: (await locks.inspect(lease.key)).waiters[0] ?? null };
       log.info(
         {
           event: 'lock.release',

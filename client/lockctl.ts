@@ -1,14 +1,22 @@
 import { Command, InvalidArgumentError } from 'commander';
+import { ZodError } from 'zod';
 import { DEFAULT_TASK_QUEUE } from '../policy/constants';
-import { isInvalidLockRequest } from '../policy/errors';
+import { isInvalidLockRequest, isLockNotAcquired } from '../policy/errors';
 import { connectClient } from './connect';
-import { releaseLease, startAcquisition } from './lockwardenClient';
+import { acquire, forceRelease, release, resolve, startAcquisition, stateOf } from './lockwardenClient';
 
-// `lockctl`: start acquisition sessions and release leases from a shell, on any task queue.
+// `lockctl`: start acquisition sessions, release leases, answer escalations, from a shell.
 
 function wholeNumber(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`expected a whole number, got "${value}"`);
   return Number(value);
+}
+
+interface GlobalOptions {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  ui: string;
 }
 
 const program = new Command('lockctl')
@@ -26,70 +34,149 @@ const program = new Command('lockctl')
   )
   .option('--ui <url>', 'Temporal Web UI base URL', process.env.TEMPORAL_UI_URL ?? 'http://localhost:8233');
 
+// Runs a command with a connected client and prints its JSON answer.
+function withClient<A extends unknown[]>(
+  run: (
+    client: Awaited<ReturnType<typeof connectClient>>,
+    global: GlobalOptions,
+    ...args: A
+  ) => Promise<unknown>,
+) {
+  return async (...args: A) => {
+    const global = program.opts<GlobalOptions>();
+    const client = await connectClient(global);
+    try {
+      console.log(JSON.stringify(await run(client, global, ...args)));
+    } finally {
+      await client.connection.close();
+    }
+  };
+}
+
 program
   .command('acquire')
-  .description('start an acquisition session and wait for its outcome')
+  .description('start a session; by default wait until it holds the lease (it then renews it until released)')
   .argument('<key>', 'lock key')
-  .requiredOption('--requester <id>', 'requester id, unique per session')
+  .requiredOption('--requester <id>', 'requester id (one session per requester and key)')
   .option('--ttl-ms <ms>', 'lease TTL', wholeNumber)
   .option('--max-retries <n>', 'hard limit on retries', wholeNumber)
   .option('--max-total-wait-ms <ms>', 'hard limit on total wait', wholeNumber)
-  .option('--no-wait', 'print the session and return without waiting for the outcome')
+  .option('--fairness <policy>', 'FIFO, priority-based or no-starvation-guarantee')
+  .option('--no-wait', 'print the session and return at once')
   .action(
-    async (
-      key: string,
-      opts: {
-        requester: string;
-        ttlMs?: number;
-        maxRetries?: number;
-        maxTotalWaitMs?: number;
-        wait: boolean;
-      },
-    ) => {
-      const global = program.opts<{ address: string; namespace: string; taskQueue: string; ui: string }>();
-      const client = await connectClient(global);
-      try {
+    withClient(
+      async (
+        client,
+        global,
+        key: string,
+        opts: {
+          requester: string;
+          ttlMs?: number;
+          maxRetries?: number;
+          maxTotalWaitMs?: number;
+          fairness?: string;
+          wait: boolean;
+        },
+      ) => {
         const budget = Object.fromEntries(
           Object.entries({ maxRetries: opts.maxRetries, maxTotalWaitMs: opts.maxTotalWaitMs }).filter(
             ([, v]) => v !== undefined,
           ),
         );
-        const session = await startAcquisition(
-          client,
-          { key, requester: opts.requester, ...(opts.ttlMs ? { ttlMs: opts.ttlMs } : {}), budget },
-          { taskQueue: global.taskQueue, uiBaseUrl: global.ui },
-        );
-        console.log(
-          JSON.stringify({ workflowId: session.workflowId, runId: session.runId, ui: session.uiUrl }),
-        );
-        if (opts.wait) console.log(JSON.stringify(await session.result()));
-      } finally {
-        await client.connection.close();
-      }
-    },
+        const request = {
+          key,
+          requester: opts.requester,
+          budget,
+          ...(opts.ttlMs ? { ttlMs: opts.ttlMs } : {}),
+          ...(opts.fairness ? { fairness: opts.fairness as 'FIFO' } : {}),
+        };
+        const placement = { taskQueue: global.taskQueue, uiBaseUrl: global.ui };
+        if (!opts.wait) {
+          const session = await startAcquisition(client, request, placement);
+          return { workflowId: session.workflowId, ui: session.uiUrl };
+        }
+        const { lease, session } = await acquire(client, request, placement);
+        return { lease, workflowId: session.workflowId, ui: session.uiUrl };
+      },
+    ),
   );
 
 program
   .command('release')
-  .description('release a lease, fenced by its token')
+  .description("ask a holding session to release its lease (fenced by the session's token)")
+  .argument('<key>', 'lock key')
+  .requiredOption('--holder <id>', 'the requester holding it')
+  .action(
+    withClient(async (client, _g, key: string, opts: { holder: string }) =>
+      release(client, { key, holder: opts.holder }),
+    ),
+  );
+
+program
+  .command('force-release')
+  .description('release a lease whose session is gone, fenced by its token')
   .argument('<key>', 'lock key')
   .requiredOption('--holder <id>', 'the holder the lease was granted to')
   .requiredOption('--token <digits>', 'the fencing token the lock service issued')
-  .action(async (key: string, opts: { holder: string; token: string }) => {
-    const global = program.opts<{ address: string; namespace: string; taskQueue: string }>();
-    const client = await connectClient(global);
-    try {
-      console.log(
-        JSON.stringify(await releaseLease(client, { key, ...opts }, { taskQueue: global.taskQueue })),
-      );
-    } finally {
-      await client.connection.close();
-    }
-  });
+  .action(
+    withClient(async (client, global, key: string, opts: { holder: string; token: string }) =>
+      forceRelease(client, { key, ...opts }, { taskQueue: global.taskQueue }),
+    ),
+  );
+
+program
+  .command('resolve')
+  .description('answer an escalated session')
+  .argument('<workflowId>', 'the session, e.g. lock/<key>/<requester>')
+  .requiredOption('--action <retry|abandon>', 'retry with more budget, or abandon')
+  .requiredOption('--operator <name>', 'who decides')
+  .requiredOption('--reason <text>', 'why')
+  .option('--extra-retries <n>', 'retries granted (retry)', wholeNumber)
+  .option('--extra-wait-ms <ms>', 'wait granted (retry)', wholeNumber)
+  .action(
+    withClient(
+      async (
+        client,
+        _g,
+        workflowId: string,
+        opts: {
+          action: string;
+          operator: string;
+          reason: string;
+          extraRetries?: number;
+          extraWaitMs?: number;
+        },
+      ) => {
+        const extra = Object.fromEntries(
+          Object.entries({ extraRetries: opts.extraRetries, extraWaitMs: opts.extraWaitMs }).filter(
+            ([, v]) => v !== undefined,
+          ),
+        );
+        await resolve(client, workflowId, {
+          action: opts.action as 'retry',
+          operator: opts.operator,
+          reason: opts.reason,
+          ...extra,
+        });
+        return { signalled: workflowId };
+      },
+    ),
+  );
+
+program
+  .command('state')
+  .description("show a session's state")
+  .argument('<workflowId>', 'the session, e.g. lock/<key>/<requester>')
+  .action(withClient(async (client, _g, workflowId: string) => stateOf(client, workflowId)));
 
 program.parseAsync().catch((error: unknown) => {
+  const known = isInvalidLockRequest(error) || isLockNotAcquired(error) || error instanceof ZodError;
   console.error(
-    isInvalidLockRequest(error) ? error.message : error instanceof Error ? error.message : String(error),
+    error instanceof ZodError
+      ? `invalid input: ${error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`
+      : error instanceof Error
+        ? error.message
+        : String(error),
   );
-  process.exit(isInvalidLockRequest(error) ? 2 : 1);
+  process.exit(known ? 2 : 1);
 });

@@ -1,8 +1,21 @@
 import { type Client, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/client';
-import { type AcquireOutcome, type AcquireRequestInput, parseAcquireRequest } from '../policy/acquireRequest';
-import { DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTES } from '../policy/constants';
+import { type AcquireRequestInput, parseAcquireRequest } from '../policy/acquireRequest';
+import { acquisitionWorkflowId, DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTES } from '../policy/constants';
+import { LockNotAcquiredError } from '../policy/errors';
 import type { FencedActionResult, Lease } from '../policy/lockSchemas';
+import {
+  awaitLease,
+  type OperatorDecisionInput,
+  operatorDecisionSchema,
+  releaseLease,
+  resolveEscalation,
+  type SessionOutcome,
+  type SessionState,
+  sessionState,
+} from '../policy/sessionMessages';
 import type { acquireLock, releaseLock } from '../workflows';
+
+export { acquisitionWorkflowId };
 
 /** Where sessions run and how their UI links are written. */
 export interface SessionPlacement {
@@ -11,17 +24,12 @@ export interface SessionPlacement {
   uiBaseUrl?: string;
 }
 
-/** A started acquisition session: its ids, its UI link, and a way to wait for its outcome. */
+/** A started acquisition session: its ids, its UI link, and a way to wait for its final outcome. */
 export interface StartedAcquisition {
   workflowId: string;
   runId: string;
   uiUrl: string;
-  result(): Promise<AcquireOutcome>;
-}
-
-/** The workflow id of the session of one requester on one key: at most one runs at a time. */
-export function acquisitionWorkflowId(key: string, requester: string): string {
-  return `lock/${key}/${requester}`;
+  result(): Promise<SessionOutcome>;
 }
 
 /** The Temporal Web UI address of a workflow run. */
@@ -72,8 +80,51 @@ export async function startAcquisition(
   };
 }
 
-/** Releases a lease through a short `releaseLock` workflow; fenced by the lease's token. */
-export async function releaseLease(
+/**
+ * Starts a session and waits until it holds the lease; the session then keeps the lease renewed
+ * until `release`. Throws LockNotAcquired (with the session's outcome) when it ends without one.
+ */
+export async function acquire(
+  client: Client,
+  input: AcquireRequestInput,
+  placement: SessionPlacement = {},
+): Promise<{ lease: Lease; session: StartedAcquisition }> {
+  const session = await startAcquisition(client, input, placement);
+  const answer = await client.workflow.getHandle(session.workflowId).executeUpdate(awaitLease);
+  if (answer.status === 'ended') throw new LockNotAcquiredError(input.key, answer.outcome);
+  return { lease: answer.lease, session };
+}
+
+/** Asks the holding session to release its lease (fenced by its token) and returns the service's answer. */
+export async function release(
+  client: Client,
+  lease: Pick<Lease, 'key' | 'holder'>,
+): Promise<FencedActionResult | { ok: false; reason: 'not-holding' }> {
+  return client.workflow
+    .getHandle(acquisitionWorkflowId(lease.key, lease.holder))
+    .executeUpdate(releaseLease);
+}
+
+/** Answers an escalated session: retry with more budget, or abandon. Validated before it is sent. */
+export async function resolve(
+  client: Client,
+  workflowId: string,
+  decision: OperatorDecisionInput,
+): Promise<void> {
+  operatorDecisionSchema.parse(decision);
+  await client.workflow.getHandle(workflowId).signal(resolveEscalation, decision);
+}
+
+/** A session's current state (attempts, decisions, holder, budget left, escalation). */
+export function stateOf(client: Client, workflowId: string): Promise<SessionState> {
+  return client.workflow.getHandle(workflowId).query(sessionState);
+}
+
+/**
+ * Releases a lease through a short `releaseLock` workflow, fenced by its token: for a lease whose
+ * session is gone (an operator's tool). A session's own lease is released with `release`.
+ */
+export async function forceRelease(
   client: Client,
   lease: Pick<Lease, 'key' | 'holder' | 'token'>,
   placement: SessionPlacement = {},

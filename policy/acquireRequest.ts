@@ -3,6 +3,7 @@ import { LATENCY_FLOOR_MS } from './constants';
 import {
   type Denial,
   fairnessSchema,
+  leaseSchema,
   holderSchema,
   type Lease,
   lockKeySchema,
@@ -32,6 +33,26 @@ export const acquireRequestSchema = z
     /** Operator rules shown to the decision maker as data ("escalate after 30 s"); never executed. */
     constraints: z.array(z.string().max(300)).max(20).default([]),
     budget: retryBudgetSchema.prefault({}),
+    /** How long an escalated session waits for the operator's answer before it abandons. */
+    escalationTimeoutMs: z
+      .number()
+      .int()
+      .min(1_000)
+      .max(7 * DAY_MS)
+      .default(15 * 60 * 1000),
+    /** Cut back-off short when the holder releases (a signal from the releasing session). */
+    wakeOnRelease: z.boolean().default(true),
+    /** Set by withLock: tell the parent workflow when the lease is granted and when the session ends. */
+    notifyParent: z.boolean().default(false),
+    /** State carried over by continue-as-new; never set by callers. */
+    resume: z
+      .strictObject({
+        attempts: z.number().int().nonnegative(),
+        elapsedBeforeMs: z.number().int().nonnegative(),
+        lease: leaseSchema.nullable(),
+        heldBeforeMs: z.number().int().nonnegative(),
+      })
+      .optional(),
   })
   .refine((r) => r.budget.baseBackoffMs <= r.budget.maxBackoffMs, {
     path: ['budget', 'baseBackoffMs'],

@@ -17,6 +17,8 @@ export const SEARCH_ATTRIBUTES = {
   lockKey: defineSearchAttributeKey('LockKey', 'KEYWORD'),
   lockRequester: defineSearchAttributeKey('LockRequester', 'KEYWORD'),
   lockState: defineSearchAttributeKey('LockState', 'KEYWORD'),
+  /** Set on the sessions of a key that keeps escalating: flagged for deadlock review. */
+  lockReview: defineSearchAttributeKey('LockReview', 'BOOL'),
 } as const;
 
 /** Where a session stands, as shown in its LockState search attribute. */
@@ -26,8 +28,16 @@ export const LOCK_STATES = [
   'acquired',
   'escalated',
   'abandoned',
+  'holding',
+  'lease-lost',
+  'halted',
   'budget-spent',
   'released',
   'release-refused',
 ] as const;
 export type LockState = (typeof LOCK_STATES)[number];
+
+/** The workflow id of the session of one requester on one key: at most one runs at a time. */
+export function acquisitionWorkflowId(key: string, requester: string): string {
+  return `lock/${key}/${requester}`;
+}

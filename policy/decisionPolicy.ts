@@ -14,8 +14,13 @@ export interface PolicyTuning {
 
 /** Past this share of the wait budget, escalate unless the lock is about to be released (rule 3). */
 export const BUDGET_ESCALATION_SHARE = 0.8;
-/** This many failures in a row with an unchanged reason call for a human (rule 4). */
-export const REPEATED_FAILURE_THRESHOLD = 6;
+/**
+ * Failures in a row with an unchanged reason that call for a human (rule 4): at least 6, and half the
+ * session's retry budget, so a session given a long budget for a long hold is not cut short by it.
+ */
+export function repeatedFailureThreshold(maxRetries: number): number {
+  return Math.max(6, Math.ceil(maxRetries / 2));
+}
 
 /**
  * The deterministic retry policy: the default when no model is configured, and the fallback when a
@@ -67,7 +72,7 @@ export function decideByPolicy(
   // Rule 4: the same failure over and over is not contention that waiting will fix.
   const sameReason =
     ctx.recentDecisions.length > 0 && ctx.recentDecisions.every((d) => d.failureReason === ctx.failureReason);
-  if (ctx.consecutiveFailures >= REPEATED_FAILURE_THRESHOLD && sameReason) {
+  if (ctx.consecutiveFailures >= repeatedFailureThreshold(ctx.maxRetries) && sameReason) {
     return escalate(
       `${ctx.consecutiveFailures} consecutive failures, always "${ctx.failureReason}"`,
       starvation,
@@ -110,7 +115,7 @@ export function decideByPolicy(
 
 function starvationRisk(ctx: DecisionContext): RetryDecision['starvation_risk'] {
   if (
-    ctx.consecutiveFailures >= REPEATED_FAILURE_THRESHOLD ||
+    ctx.consecutiveFailures >= repeatedFailureThreshold(ctx.maxRetries) ||
     ctx.elapsedWaitSeconds > ctx.maxWaitBudgetSeconds / 2
   )
     return 'high';

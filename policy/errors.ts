@@ -38,3 +38,21 @@ export function describeIssues(error: z.ZodError): string[] {
     (issue) => `${issue.path.length ? issue.path.join('.') : '(input)'}: ${issue.message}`,
   );
 }
+
+/** Thrown by the client's `acquire` (and by withLock) when a session ends without holding the lease. */
+export class LockNotAcquiredError extends Error {
+  override readonly name = 'LockNotAcquired';
+  constructor(
+    readonly key: string,
+    readonly outcome: { status: string; reason?: string; why?: string },
+  ) {
+    super(
+      `lock ${key} was not acquired: ${outcome.status}${outcome.reason ? ` (${outcome.reason})` : outcome.why ? ` (${outcome.why})` : ''}`,
+    );
+  }
+}
+
+/** Type guard for {@link LockNotAcquiredError}. */
+export function isLockNotAcquired(error: unknown): error is LockNotAcquiredError {
+  return error instanceof Error && error.name === 'LockNotAcquired';
+}

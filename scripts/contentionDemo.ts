@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { connectClient } from '../client/connect';
-import { releaseLease, startAcquisition } from '../client/lockwardenClient';
+import { acquire, release } from '../client/lockwardenClient';
+import { isLockNotAcquired } from '../policy/errors';
 import { DEFAULT_TASK_QUEUE } from '../policy/constants';
 
 // The README's main job: many requesters contend for two keys through a running worker, and the
@@ -41,33 +42,38 @@ async function main(): Promise<number> {
 
   await Promise.all(
     contenders.map(async ({ key, requester }) => {
-      const session = await startAcquisition(
-        client,
-        {
-          key,
-          requester,
-          ttlMs: 10_000,
-          budget: { maxRetries: 60, maxTotalWaitMs: 60_000, maxBackoffMs: 800, baseBackoffMs: 100 },
-        },
-        { taskQueue, uiBaseUrl },
-      );
-      const outcome = await session.result();
-      if (outcome.status !== 'acquired') {
-        const why = outcome.status === 'budget-spent' ? outcome.why : outcome.reason;
-        failures.push(`${requester} on ${key}: ${outcome.status} (${why})`);
-        console.log(
-          `${outcome.status.toUpperCase().padEnd(9)} ${key.padEnd(22)} ${requester}  ${why}\n          ${session.uiUrl}`,
+      let acquired;
+      const askedAt = Date.now();
+      try {
+        acquired = await acquire(
+          client,
+          {
+            key,
+            requester,
+            ttlMs: 10_000,
+            budget: { maxRetries: 60, maxTotalWaitMs: 60_000, maxBackoffMs: 800, baseBackoffMs: 100 },
+          },
+          { taskQueue, uiBaseUrl },
         );
+      } catch (error) {
+        if (!isLockNotAcquired(error)) throw error;
+        failures.push(`${requester} on ${key}: ${error.message}`);
+        console.log(`NOT HELD  ${key.padEnd(22)} ${requester}  ${error.message}`);
         return;
       }
-      const { lease } = outcome;
+      const { lease, session } = acquired;
+      const waitedMs = Date.now() - askedAt;
       console.log(
         `acquired  ${key.padEnd(22)} ${requester.padEnd(40)} token ${lease.token.padStart(4)}  ` +
-          `waited ${String(outcome.waitedMs).padStart(5)} ms in ${outcome.attempts} attempt(s)\n          ${session.uiUrl}`,
+          `waited ${String(waitedMs).padStart(5)} ms\n          ${session.uiUrl}`,
       );
       await delay(150 + Math.floor(Math.random() * 250)); // the protected work
-      const released = await releaseLease(client, lease, { taskQueue });
-      if (!released.ok) failures.push(`${requester} could not release ${key}: ${released.reason}`);
+      const released = await release(client, lease);
+      if (!released.ok) {
+        failures.push(`${requester} could not release ${key}: ${released.reason}`);
+        return;
+      }
+      const outcome = await session.result();
       holds.push({
         key,
         requester,
@@ -75,7 +81,7 @@ async function main(): Promise<number> {
         grantedAt: lease.grantedAt,
         releasedAt: released.serviceTime,
         attempts: outcome.attempts,
-        waitedMs: outcome.waitedMs,
+        waitedMs,
       });
     }),
   );

@@ -68,19 +68,25 @@ describe('acquireLock with a model deciding (real SDK, fake Messages API)', () =
     await withWorker(env, { locks, log: silentLog, decider }, async (taskQueue) => {
       const session = await startAcquisition(
         env.client,
-        { key, requester: 'replica-b', budget: { maxBackoffMs: 250, baseBackoffMs: 50 } },
+        {
+          key,
+          requester: 'replica-b',
+          budget: { maxBackoffMs: 250, baseBackoffMs: 50 },
+          escalationTimeoutMs: 1_000,
+        },
         { taskQueue },
       );
       const outcome = await session.result();
       expect(outcome).toMatchObject({
-        status: 'escalated',
-        reason: 'holder stuck for too long',
+        status: 'abandoned',
+        reason: expect.stringContaining('holder stuck for too long'),
         attempts: 2,
       });
       const history = await env.client.workflow.getHandle(session.workflowId).fetchHistory();
       // The model asked for an hour; the harness slept 250 ms (its maxBackoffMs) and says so.
       expect(timerSummaries(history)).toEqual([
         'backoff 250 ms, exponential, attempt 1 of 21 (asked 3600000 ms, clamped): The holder is busy; wait a little.',
+        'wait for operator, up to 1000 ms',
       ]);
       expect(activitySummaries(history)).toEqual([
         'fast path, attempt 1',
@@ -88,6 +94,7 @@ describe('acquireLock with a model deciding (real SDK, fake Messages API)', () =
         'fast path, attempt 2',
         'retry decision, attempt 2',
         'leave the queue: escalated',
+        'page on-call: holder stuck for too long',
       ]);
       expect(fake.requests).toHaveLength(2);
       // The advisory renewal text was never acted on: the incumbent still holds the lease it had.

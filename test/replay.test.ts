@@ -17,7 +17,8 @@ const committed = fs
 
 describe('replay of committed histories', () => {
   it('has a committed history for every recorded scenario', () => {
-    expect(committed).toEqual(expect.arrayContaining(SCENARIOS.map((s) => s.name)));
+    for (const scenario of SCENARIOS)
+      expect(committed.some((name) => name.startsWith(scenario.name))).toBe(true);
   });
 
   it.each(committed)('replays %s with the current workflow code', async (name) => {
@@ -35,7 +36,7 @@ describe('replay as a guard', () => {
       logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
     });
     const history: unknown = JSON.parse(
-      fs.readFileSync(path.join(HISTORIES, 'acquireLock-uncontended.json'), 'utf8'),
+      fs.readFileSync(path.join(HISTORIES, 'session-fast-path-hold-release.json'), 'utf8'),
     );
     await expect(Worker.runReplayHistory({ workflowBundle: drifted }, history)).rejects.toThrow(
       DeterminismViolationError,

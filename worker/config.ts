@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { OnCallConfig } from '../activities/oncallActivities';
 import { DEFAULT_LOCK_SERVICE_URL } from '../locks/openLockService';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../policy/constants';
 import { describeIssues, InvalidConfigurationError } from '../policy/errors';
@@ -17,6 +18,14 @@ const workerConfigSchema = z.object({
     .positive()
     .default(10 * 60 * 1000),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  ONCALL_WEBHOOK_URL: z.url().optional(),
+  LOCKWARDEN_ESCALATIONS_FILE: z.string().min(1).default('.data/escalations.jsonl'),
+  LOCKWARDEN_REVIEW_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10 * 60 * 1000),
+  LOCKWARDEN_REVIEW_THRESHOLD: z.coerce.number().int().min(1).default(3),
 });
 
 /** The worker's configuration, read once from the environment at start. */
@@ -27,6 +36,8 @@ export interface WorkerConfig {
   lockServiceUrl: string;
   lockMaxTtlMs: number;
   logLevel: z.infer<typeof workerConfigSchema>['LOG_LEVEL'];
+  oncall: OnCallConfig;
+  escalationsFile: string;
 }
 
 /** Reads and validates the worker's environment; throws InvalidConfiguration naming each bad variable. */
@@ -41,6 +52,12 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     lockServiceUrl: c.LOCK_SERVICE_URL,
     lockMaxTtlMs: c.LOCK_MAX_TTL_MS,
     logLevel: c.LOG_LEVEL,
+    oncall: {
+      webhookUrl: c.ONCALL_WEBHOOK_URL ?? null,
+      reviewWindowMs: c.LOCKWARDEN_REVIEW_WINDOW_MS,
+      reviewThreshold: c.LOCKWARDEN_REVIEW_THRESHOLD,
+    },
+    escalationsFile: c.LOCKWARDEN_ESCALATIONS_FILE,
   };
 }
 

@@ -1,6 +1,7 @@
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import pino from 'pino';
 import { createAnthropicDecider } from '../activities/anthropicDecider';
+import { FileEscalationStore } from '../activities/escalationStore';
 import { openLockService } from '../locks/openLockService';
 import { loadWorkerConfig } from './config';
 import { loadModelConfig } from './modelConfig';
@@ -24,7 +25,13 @@ async function main(): Promise<void> {
       connection,
       namespace: config.namespace,
       taskQueue: config.taskQueue,
-      deps: { locks, log, decider: modelConfig ? createAnthropicDecider(modelConfig) : null },
+      deps: {
+        locks,
+        log,
+        decider: modelConfig ? createAnthropicDecider(modelConfig) : null,
+        oncall: config.oncall,
+        escalations: new FileEscalationStore(config.escalationsFile),
+      },
     });
     log.info(
       {

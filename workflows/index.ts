@@ -1,3 +1,4 @@
 // The workflow bundle's entry point: every workflow the worker registers.
 export { acquireLock } from './acquireLock';
 export { releaseLock } from './releaseLock';
+export { holdLockFor } from './withLock';

@@ -10,6 +10,9 @@ describe('parseAcquireRequest', () => {
       fairness: 'FIFO',
       priority: 0,
       constraints: [],
+      escalationTimeoutMs: 900_000,
+      wakeOnRelease: true,
+      notifyParent: false,
       budget: { maxRetries: 20, maxTotalWaitMs: 60_000, maxBackoffMs: 5_000, baseBackoffMs: 100 },
     });
   });

@@ -71,21 +71,30 @@ describe('deterministic policy, rule by rule', () => {
     ).toBe('retry');
   });
 
-  it('rule 4: escalates on many failures in a row for an unchanged reason', () => {
+  it('rule 4: escalates on many failures in a row for an unchanged reason (at least 6, or half of max_retries)', () => {
     const same = Array.from({ length: 3 }, () => ({
       decision: 'retry',
       retryAfterMs: 100,
       failureReason: 'lock held by another client',
     }));
+    // maxRetries is 20 here, so the threshold is 10.
     expect(
-      decideByPolicy(context({ consecutiveFailures: 6, recentDecisions: same }), tuning, half),
-    ).toMatchObject({ decision: 'escalate', starvation_risk: 'high' });
+      decideByPolicy(context({ consecutiveFailures: 10, recentDecisions: same }), tuning, half),
+    ).toMatchObject({
+      decision: 'escalate',
+      starvation_risk: 'high',
+    });
+    expect(
+      decideByPolicy(context({ consecutiveFailures: 9, recentDecisions: same }), tuning, half).decision,
+    ).toBe('retry');
+    const shortBudget = context({ consecutiveFailures: 6, maxRetries: 4, recentDecisions: same });
+    expect(decideByPolicy(shortBudget, tuning, half).decision).toBe('escalate');
     const changed = [
       ...same.slice(1),
       { decision: 'retry', retryAfterMs: 100, failureReason: 'queued behind another waiter' },
     ];
     expect(
-      decideByPolicy(context({ consecutiveFailures: 6, recentDecisions: changed }), tuning, half).decision,
+      decideByPolicy(context({ consecutiveFailures: 10, recentDecisions: changed }), tuning, half).decision,
     ).toBe('retry');
   });
 

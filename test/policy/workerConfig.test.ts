@@ -37,9 +37,8 @@ describe('worker configuration', () => {
       .readFileSync(path.join(__dirname, '..', '..', 'scripts', 'search-attributes.txt'), 'utf8')
       .split('\n')
       .filter((line) => line && !line.startsWith('#'));
-    const defined = Object.values(SEARCH_ATTRIBUTES).map(
-      (k) => `${k.name}=${k.type === 'KEYWORD' ? 'Keyword' : k.type}`,
-    );
+    const typeNames: Record<string, string> = { KEYWORD: 'Keyword', BOOL: 'Bool' };
+    const defined = Object.values(SEARCH_ATTRIBUTES).map((k) => `${k.name}=${typeNames[k.type]}`);
     expect(listed.sort()).toEqual(defined.sort());
   });
 });

@@ -1,0 +1,42 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+/** One escalation, as recorded for operators and for the starvation monitor. */
+export interface EscalationRecord {
+  at: string;
+  key: string;
+  requester: string;
+  workflowId: string;
+  reason: string;
+  deadlock: boolean;
+  attempts: number;
+}
+
+/** Where escalations are kept; `recentForKey` feeds the starvation monitor. */
+export interface EscalationStore {
+  record(escalation: EscalationRecord): Promise<void>;
+  /** How many escalations of `key` happened at or after `since`. */
+  recentForKey(key: string, since: Date): Promise<number>;
+}
+
+/** An append-only JSON-lines file: readable with `tail -f`, and enough for one host's worker. */
+export class FileEscalationStore implements EscalationStore {
+  constructor(private readonly file: string) {}
+
+  async record(escalation: EscalationRecord): Promise<void> {
+    await fs.mkdir(path.dirname(this.file), { recursive: true });
+    await fs.appendFile(this.file, JSON.stringify(escalation) + '\n');
+  }
+
+  async recentForKey(key: string, since: Date): Promise<number> {
+    const text = await fs.readFile(this.file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return '';
+      throw error;
+    });
+    return text
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as EscalationRecord)
+      .filter((e) => e.key === key && new Date(e.at) >= since).length;
+  }
+}

@@ -1,0 +1,123 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { acquire, release, resolve, startAcquisition, stateOf } from '../client/lockwardenClient';
+import { SqliteLockService } from '../locks/sqliteLockService';
+import { connectTestEnv, TEMPORAL_ADDRESS } from './support/temporalFixture';
+import { freshSqlitePath, unique } from './support/tempFiles';
+import { waitFor } from './support/waitFor';
+
+// A worker in its own process, so the test can kill it with SIGKILL like a crashed host.
+function startWorker(lockFile: string, taskQueue: string, escalations: string): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+    cwd: path.join(__dirname, '..'),
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS,
+      LOCKWARDEN_TASK_QUEUE: taskQueue,
+      LOCK_SERVICE_URL: `sqlite:${lockFile}`,
+      LOCKWARDEN_ESCALATIONS_FILE: escalations,
+      LOG_LEVEL: 'silent',
+      ANTHROPIC_API_KEY: '',
+    },
+    stdio: 'ignore',
+  });
+}
+
+async function stopped(worker: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  const exited = new Promise((resolve) => worker.once('exit', resolve));
+  worker.kill(signal);
+  await exited;
+}
+
+describe('a worker killed with SIGKILL mid-flight', () => {
+  let env: TestWorkflowEnvironment;
+  beforeAll(async () => {
+    env = await connectTestEnv();
+  });
+  afterAll(() => env?.teardown());
+
+  it('loses and duplicates no session: holds, sleeps and escalations all complete on a new worker, never two holders', async () => {
+    const lockFile = freshSqlitePath();
+    const escalations = lockFile.replace(/\.sqlite$/, '.jsonl');
+    const taskQueue = unique('kill');
+    const [held, escalatedKey] = [unique('held'), unique('escalated')];
+    const locks = new SqliteLockService({ path: lockFile });
+    let worker = startWorker(lockFile, taskQueue, escalations);
+    try {
+      // A session holding a lease (renewing), one backing off behind it, one waiting for an operator.
+      const holder = await acquire(
+        env.client,
+        { key: held, requester: 'holder', ttlMs: 30_000 },
+        { taskQueue },
+      );
+      const sleeper = await startAcquisition(
+        env.client,
+        {
+          key: held,
+          requester: 'sleeper',
+          budget: { baseBackoffMs: 500, maxBackoffMs: 1_000, maxRetries: 1_000, maxTotalWaitMs: 600_000 },
+        },
+        { taskQueue },
+      );
+      await locks.tryAcquire({ key: escalatedKey, requester: 'stuck-job', ttlMs: 60_000 });
+      const escalated = await startAcquisition(
+        env.client,
+        { key: escalatedKey, requester: 'pager', budget: { maxRetries: 0 } },
+        { taskQueue },
+      );
+      await waitFor(
+        'the sleeper backing off',
+        async () => (await stateOf(env.client, sleeper.workflowId)).phase === 'backing-off',
+        30_000,
+      );
+      await waitFor(
+        'the escalation waiting',
+        async () => (await stateOf(env.client, escalated.workflowId)).phase === 'escalated',
+        30_000,
+      );
+
+      await stopped(worker, 'SIGKILL');
+      const atKill = await locks.inspect(held);
+      worker = startWorker(lockFile, taskQueue, escalations);
+
+      // The new worker picks the hold up and renews it (every TTL/3), with the same token.
+      await waitFor(
+        'a renewal by the new worker',
+        async () => ((await locks.inspect(held)).leaseUntil ?? 0) > atKill.leaseUntil!,
+        60_000,
+      );
+      expect(await locks.inspect(held)).toMatchObject({ holder: 'holder', token: atKill.token });
+      expect(await release(env.client, holder.lease)).toMatchObject({ ok: true });
+      await waitFor(
+        'the sleeper holding',
+        async () => (await stateOf(env.client, sleeper.workflowId)).phase === 'holding',
+        30_000,
+      );
+      const sleeperLease = (await stateOf(env.client, sleeper.workflowId)).lease!;
+      expect(BigInt(sleeperLease.token)).toBeGreaterThan(BigInt(holder.lease.token));
+      expect(await release(env.client, sleeperLease)).toMatchObject({ ok: true });
+      await resolve(env.client, escalated.workflowId, {
+        action: 'abandon',
+        operator: 'carol',
+        reason: 'after the crash',
+      });
+
+      expect(await holder.session.result()).toMatchObject({ status: 'released' });
+      expect(await sleeper.result()).toMatchObject({ status: 'released' });
+      expect(await escalated.result()).toMatchObject({
+        status: 'abandoned',
+        reason: 'abandoned by carol: after the crash',
+      });
+      // Exactly one run of each session: nothing was started twice.
+      for (const id of [holder.session.workflowId, sleeper.workflowId, escalated.workflowId]) {
+        const runs = [];
+        for await (const run of env.client.workflow.list({ query: `WorkflowId = '${id}'` })) runs.push(run);
+        expect(runs).toHaveLength(1);
+      }
+    } finally {
+      await stopped(worker, 'SIGTERM');
+      await locks.close();
+    }
+  }, 120_000);
+});

@@ -1,0 +1,67 @@
+import {
+  ApplicationFailure,
+  condition,
+  setHandler,
+  sleep,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { AcquireRequestInput } from '../policy/acquireRequest';
+import { acquisitionWorkflowId } from '../policy/constants';
+import type { Lease } from '../policy/lockSchemas';
+import { type LeaseAnswer, lockSessionUpdate, requestRelease } from '../policy/sessionMessages';
+import { acquireLock } from './acquireLock';
+
+/**
+ * Runs `fn` while holding a lock, from inside another workflow: starts the acquisition session as a
+ * child, hands `fn` the lease (pass its token to your activities and their FencedResource), and
+ * releases after `fn` returns or throws. Throws LockNotAcquired if the session ends without the
+ * lease, and LeaseLost if the lease was lost while `fn` ran. One withLock at a time per workflow:
+ * the session's updates arrive on a single signal handler.
+ */
+export async function withLock<T>(
+  request: AcquireRequestInput,
+  fn: (lease: Lease) => Promise<T>,
+): Promise<T> {
+  const sessionId = acquisitionWorkflowId(request.key, request.requester);
+  const answers: LeaseAnswer[] = [];
+  setHandler(lockSessionUpdate, (from, answer) => {
+    if (from === sessionId) answers.push(answer);
+  });
+  const session = await startChild(acquireLock, {
+    workflowId: sessionId,
+    args: [{ ...request, notifyParent: true }],
+    staticSummary: `acquire ${request.key} for ${request.requester} (for ${workflowInfo().workflowType})`,
+  });
+  await condition(() => answers.length > 0);
+  const first = answers[0]!;
+  if (first.status === 'ended') {
+    throw ApplicationFailure.nonRetryable(
+      `lock ${request.key} was not acquired: ${first.outcome.status}`,
+      'LockNotAcquired',
+      first.outcome,
+    );
+  }
+  try {
+    return await fn(first.lease);
+  } finally {
+    await session.signal(requestRelease);
+    const outcome = await session.result();
+    if (outcome.status === 'lease-lost') {
+      // Work done after the loss ran unprotected; fenced writes with this token were refused.
+      throw ApplicationFailure.nonRetryable(
+        `lease on ${request.key} was lost while held: ${outcome.reason}`,
+        'LeaseLost',
+        outcome,
+      );
+    }
+  }
+}
+
+/** Holds a lock for `holdMs` through withLock and returns the lease it held: a job that needs the lock. */
+export async function holdLockFor(request: AcquireRequestInput, holdMs: number): Promise<Lease> {
+  return withLock(request, async (lease) => {
+    await sleep(holdMs, { summary: `hold ${request.key} for ${holdMs} ms` });
+    return lease;
+  });
+}

@@ -1,4 +1,8 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { WorkflowFailedError } from '@temporalio/client';
+import pino from 'pino';
+import { createMetrics } from '../activities/metrics';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { FileEscalationStore } from '../activities/escalationStore';
 import { createAnthropicDecider } from '../activities/anthropicDecider';
@@ -153,6 +157,87 @@ describe('acquisition sessions on the dev server', () => {
       });
       await release(env.client, (await stateOf(env.client, session.workflowId)).lease!);
     });
+  });
+
+  it('pages on-call through the webhook with the documented payload', async () => {
+    await locks.tryAcquire({ key, requester: 'stuck-job', ttlMs: 60_000 });
+    const received: unknown[] = [];
+    const hook = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        received.push(JSON.parse(body));
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+    const webhookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/page`;
+    try {
+      await withWorker(
+        env,
+        { ...deps(), oncall: { webhookUrl, reviewWindowMs: 600_000, reviewThreshold: 3 } },
+        async (taskQueue) => {
+          const session = await startAcquisition(
+            env.client,
+            { key, requester: 'replica-b', budget: { maxRetries: 0 }, escalationTimeoutMs: 1_000 },
+            { taskQueue },
+          );
+          await session.result();
+          expect(received).toEqual([
+            expect.objectContaining({
+              type: 'lockwarden.escalation',
+              key,
+              requester: 'replica-b',
+              workflowId: session.workflowId,
+              reason: 'budget spent (max-retries)',
+              deadlock: false,
+              attempts: 1,
+              flaggedForReview: false,
+              resolve: expect.objectContaining({
+                signal: 'resolveEscalation',
+                workflowId: session.workflowId,
+              }),
+            }),
+          ]);
+        },
+      );
+    } finally {
+      hook.close();
+    }
+  });
+
+  it('flags a key that keeps escalating for deadlock review: a log line, a metric and a search attribute', async () => {
+    await locks.tryAcquire({ key, requester: 'stuck-job', ttlMs: 60_000 });
+    const lines: string[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
+    const metrics = createMetrics();
+    await withWorker(
+      env,
+      { ...deps(), log, metrics, oncall: { webhookUrl: null, reviewWindowMs: 600_000, reviewThreshold: 3 } },
+      async (taskQueue) => {
+        const sessions = [];
+        for (const requester of ['w1', 'w2', 'w3']) {
+          const session = await startAcquisition(
+            env.client,
+            { key, requester, budget: { maxRetries: 0 }, escalationTimeoutMs: 1_000 },
+            { taskQueue },
+          );
+          await session.result();
+          sessions.push(session);
+        }
+        const review = async (workflowId: string) =>
+          (await env.client.workflow.getHandle(workflowId).describe()).typedSearchAttributes.get(
+            SEARCH_ATTRIBUTES.lockReview,
+          );
+        expect(await review(sessions[0]!.workflowId)).toBeUndefined();
+        expect(await review(sessions[2]!.workflowId)).toBe(true);
+        expect((await metrics.keysFlaggedForReview.get()).values).toEqual([{ value: 1, labels: { key } }]);
+        const flagged = lines
+          .map((l) => JSON.parse(l) as { event?: string; key?: string })
+          .filter((l) => l.event === 'lock.flagged-for-review');
+        expect(flagged).toEqual([expect.objectContaining({ key, recentEscalations: 3 })]);
+      },
+    );
   });
 
   it('escalates and abandons when no operator answers in time', async () => {

@@ -26,6 +26,7 @@ const workerConfigSchema = z.object({
     .positive()
     .default(10 * 60 * 1000),
   LOCKWARDEN_REVIEW_THRESHOLD: z.coerce.number().int().min(1).default(3),
+  METRICS_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
 });
 
 /** The worker's configuration, read once from the environment at start. */
@@ -38,6 +39,7 @@ export interface WorkerConfig {
   logLevel: z.infer<typeof workerConfigSchema>['LOG_LEVEL'];
   oncall: OnCallConfig;
   escalationsFile: string;
+  metricsPort: number | null;
 }
 
 /** Reads and validates the worker's environment; throws InvalidConfiguration naming each bad variable. */
@@ -58,6 +60,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
       reviewThreshold: c.LOCKWARDEN_REVIEW_THRESHOLD,
     },
     escalationsFile: c.LOCKWARDEN_ESCALATIONS_FILE,
+    metricsPort: c.METRICS_PORT ?? null,
   };
 }
 

@@ -2,8 +2,10 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import pino from 'pino';
 import { createAnthropicDecider } from '../activities/anthropicDecider';
 import { FileEscalationStore } from '../activities/escalationStore';
+import { createMetrics } from '../activities/metrics';
 import { openLockService } from '../locks/openLockService';
 import { loadWorkerConfig } from './config';
+import { serveMetrics } from './metricsServer';
 import { loadModelConfig } from './modelConfig';
 import { createLockwardenWorker } from './createWorker';
 
@@ -19,6 +21,8 @@ async function main(): Promise<void> {
   });
   Runtime.install({ logger: new DefaultLogger(config.logLevel === 'silent' ? 'ERROR' : 'WARN') });
   const locks = await openLockService(config.lockServiceUrl, { maxTtlMs: config.lockMaxTtlMs });
+  const metrics = createMetrics();
+  const metricsServer = config.metricsPort ? serveMetrics(metrics.registry, config.metricsPort) : null;
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   try {
     const worker = await createLockwardenWorker({
@@ -31,6 +35,7 @@ async function main(): Promise<void> {
         decider: modelConfig ? createAnthropicDecider(modelConfig) : null,
         oncall: config.oncall,
         escalations: new FileEscalationStore(config.escalationsFile),
+        metrics,
       },
     });
     log.info(
@@ -45,6 +50,7 @@ async function main(): Promise<void> {
   } finally {
     await connection.close();
     await locks.close();
+    metricsServer?.close();
   }
 }
 

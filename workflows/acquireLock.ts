@@ -344,11 +344,16 @@ export async function acquireLock(input: AcquireRequestInput): Promise<SessionOu
   if (request.notifyParent) await tellParent({ status: 'acquired', lease });
   const heldSince = Date.now() - (request.resume?.heldBeforeMs ?? 0);
   const renewEveryMs = Math.max(LATENCY_FLOOR_MS, Math.floor(request.ttlMs * RENEW_FRACTION));
+  // A run continued from another renews first: the hand-over itself took part of the interval.
+  let renewFirst = request.resume?.lease != null;
   for (;;) {
-    const releaseNow = await condition(() => releaseRequested, renewEveryMs, {
-      summary: `hold token ${lease.token}: renew in ${renewEveryMs} ms`,
-    });
-    if (releaseNow) break;
+    const releaseNow =
+      !renewFirst &&
+      (await condition(() => releaseRequested, renewEveryMs, {
+        summary: `hold token ${lease.token}: renew in ${renewEveryMs} ms`,
+      }));
+    renewFirst = false;
+    if (releaseNow || releaseRequested) break;
     const renewal = await renewLease.executeWithOptions({ summary: `renew token ${lease.token}` }, [lease]);
     if (!renewal.ok) {
       state.phase = 'lease-lost';

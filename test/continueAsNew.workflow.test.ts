@@ -1,0 +1,97 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { acquire, release, stateOf } from '../client/lockwardenClient';
+import { freshSqliteLockService, silentLog, unique, withWorker } from './support/temporalFixture';
+import { waitFor } from './support/waitFor';
+
+// A second dev server of our own, told to suggest continue-as-new after 40 history events, so a
+// holding session reaches that point within seconds instead of days.
+const PORT = 7245;
+function startSmallHistoryServer(): ChildProcess {
+  const root = path.join(__dirname, '..');
+  const temporal = execFileSync('bash', [path.join(root, 'scripts', 'install-temporal.sh')])
+    .toString('utf8')
+    .trim();
+  const attributes = fs
+    .readFileSync(path.join(root, 'scripts', 'search-attributes.txt'), 'utf8')
+    .split('\n')
+    .filter((l) => l && !l.startsWith('#'))
+    .flatMap((entry) => ['--search-attribute', entry]);
+  return spawn(
+    temporal,
+    [
+      'server',
+      'start-dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(PORT),
+      '--headless',
+      '--log-level',
+      'error',
+      ...attributes,
+      '--dynamic-config-value',
+      'limit.historyCount.suggestContinueAsNew=40',
+      '--dynamic-config-value',
+      'history.timerProcessorMaxTimeShift="20ms"',
+    ],
+    { stdio: 'ignore' },
+  );
+}
+
+describe('long sessions', () => {
+  let server: ChildProcess;
+  let env: TestWorkflowEnvironment;
+
+  beforeAll(async () => {
+    server = startSmallHistoryServer();
+    await waitFor(
+      'the small-history dev server',
+      async () => {
+        env = await TestWorkflowEnvironment.createFromExistingServer({ address: `127.0.0.1:${PORT}` });
+        return true;
+      },
+      30_000,
+    );
+  }, 40_000);
+  afterAll(async () => {
+    await env?.teardown();
+    server?.kill('SIGTERM');
+  });
+
+  it('continues as new while holding when the server suggests it, keeping the lease, its token and the renewals', async () => {
+    const locks = freshSqliteLockService();
+    const key = unique('long-hold');
+    try {
+      await withWorker(env, { locks, log: silentLog }, async (taskQueue) => {
+        const { lease, session } = await acquire(
+          env.client,
+          { key, requester: 'long-job', ttlMs: 1_200 },
+          { taskQueue },
+        );
+        // Renewing every 400 ms adds events fast; wait for a second run of the same workflow id.
+        await waitFor(
+          'a continued run',
+          async () => {
+            let runs = 0;
+            for await (const _ of env.client.workflow.list({ query: `WorkflowId = '${session.workflowId}'` }))
+              runs++;
+            return runs >= 2;
+          },
+          30_000,
+        );
+        const state = await stateOf(env.client, session.workflowId);
+        expect(state).toMatchObject({ phase: 'holding', lease: { token: lease.token }, attempts: 1 });
+        expect((await locks.inspect(key)).token).toBe(lease.token);
+        expect(await release(env.client, lease)).toMatchObject({ ok: true });
+        const latest = await env.client.workflow.getHandle(session.workflowId).result();
+        expect(latest).toMatchObject({ status: 'released', lease: { token: lease.token } });
+        expect((await locks.inspect(key)).holder).toBeNull();
+      });
+    } finally {
+      await locks.close();
+    }
+  }, 60_000);
+});

@@ -8,6 +8,7 @@ import {
   retryDecisionSchema,
   retryDecisionShape,
 } from '../policy/retryDecision';
+import type { RedactionCounts } from '../policy/redaction';
 import { buildRetryPrompt, DECISION_TOOL_NAME } from '../policy/retryPrompt';
 
 /** Reviewed configuration of the model path. It holds no lock-service credentials. */
@@ -20,12 +21,15 @@ export interface ModelConfig {
   largeModel: string;
   timeoutMs: number;
   maxTokens: number;
+  /** Tenant identifiers to mask in anything sent to the model. */
+  sensitiveTenants?: string[];
 }
 
 /** What the model path produced: a valid decision, or the reason the policy must answer instead. */
-export type ModelAnswer =
+export type ModelAnswer = (
   | { kind: 'decision'; decision: RetryDecision; model: string; repaired: boolean }
-  | { kind: 'fallback'; cause: FallbackCause; detail: string; model: string };
+  | { kind: 'fallback'; cause: FallbackCause; detail: string; model: string }
+) & { redactions?: RedactionCounts };
 
 /** Error types that Temporal's activity retry policy backs off on (bounded by the workflow). */
 export const MODEL_RETRYABLE_ERRORS = ['ModelRateLimited', 'ModelOverloaded', 'ModelUnavailable'] as const;
@@ -70,9 +74,11 @@ export function createAnthropicDecider(config: ModelConfig) {
     }
   }
 
-  return async function decide(ctx: DecisionContext): Promise<ModelAnswer> {
-    const model = ctx.waitForEdges.length > 0 ? config.largeModel : config.model;
-    const prompt = buildRetryPrompt(ctx);
+  // One request, and at most one repair request quoting the validation problem.
+  async function askWithRepair(
+    model: string,
+    prompt: ReturnType<typeof buildRetryPrompt>,
+  ): Promise<ModelAnswer> {
     const messages: Anthropic.MessageParam[] = [{ role: 'user', content: prompt.user }];
     const first = await ask(model, messages, prompt.system);
     if (!('content' in first)) return first;
@@ -84,6 +90,13 @@ export function createAnthropicDecider(config: ModelConfig) {
     const secondRead = readDecision(second);
     if (secondRead.ok) return { kind: 'decision', decision: secondRead.decision, model, repaired: true };
     return { kind: 'fallback', cause: 'invalid-after-repair', detail: secondRead.problem, model };
+  }
+
+  return async function decide(ctx: DecisionContext): Promise<ModelAnswer> {
+    const model = ctx.waitForEdges.length > 0 ? config.largeModel : config.model;
+    const prompt = buildRetryPrompt(ctx, config.sensitiveTenants);
+    const answer = await askWithRepair(model, prompt);
+    return { ...answer, redactions: prompt.redactions };
   };
 }
 

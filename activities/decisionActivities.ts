@@ -38,6 +38,7 @@ export function createDecisionActivities({ decider, log }: DecisionActivityDeps)
       const started = performance.now();
       const policy = () => decideByPolicy(context, input.tuning, () => input.jitterSample);
       let record: DecisionRecord;
+      let answerRedactions: ModelAnswer['redactions'] = undefined;
       if (!decider) {
         record = {
           decision: policy(),
@@ -49,6 +50,7 @@ export function createDecisionActivities({ decider, log }: DecisionActivityDeps)
         };
       } else {
         const answer = await decider(context);
+        answerRedactions = answer.redactions;
         record =
           answer.kind === 'decision'
             ? {
@@ -84,6 +86,8 @@ export function createDecisionActivities({ decider, log }: DecisionActivityDeps)
           guardedAs: guarded.kind,
           repaired: record.repaired,
           fallbackCause: record.fallbackCause,
+          // What was masked before the model saw it: counts only, never the text.
+          redactions: answerRedactions,
           latencyMs: Math.round(performance.now() - started),
         },
         'retry decision',

@@ -1,6 +1,8 @@
+import { ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import type { LockService } from '../locks/lockService';
 import { type WaitForEdge, waitForEdges } from '../policy/waitForGraph';
+import { admitLeaseAction } from '../policy/denyGate';
 import { asNonRetryableOnBadInput } from './nonRetryable';
 import type {
   AcquireAttempt,
@@ -62,6 +64,7 @@ export function createLockActivities({ locks, log }: LockActivityDeps) {
      * renews with any other token.
      */
     async renewLease(lease: Lease): Promise<RenewalResult> {
+      gate('renew', lease.token);
       const current = await asNonRetryableOnBadInput(() => locks.inspect(lease.key));
       let result: RenewalResult;
       if (current.holder === null) result = { ok: false, reason: 'the lease expired' };
@@ -103,6 +106,7 @@ export function createLockActivities({ locks, log }: LockActivityDeps) {
     async releaseLock(
       lease: Pick<Lease, 'key' | 'holder' | 'token'>,
     ): Promise<FencedActionResult & { queueHead: string | null }> {
+      gate('release', lease.token);
       const target: FencedTarget = { key: lease.key, holder: lease.holder, token: lease.token };
       const released = await asNonRetryableOnBadInput(() => locks.release(target));
       const result = { ...released, queueHead: (await locks.inspect(lease.key)).waiters[0] ?? null };
@@ -124,3 +128,13 @@ export function createLockActivities({ locks, log }: LockActivityDeps) {
 
 /** The lock activities' type, for `proxyActivities` in workflows. */
 export type LockActivities = ReturnType<typeof createLockActivities>;
+
+// Lease actions pass the deny gate here, on the lock-client path, and nowhere else.
+function gate(action: 'renew' | 'release', token: string): void {
+  const verdict = admitLeaseAction({ action, source: 'lock_client', token });
+  if (!verdict.admitted)
+    throw ApplicationFailure.nonRetryable(
+      `lease ${action} refused by the deny gate: ${verdict.reason}`,
+      'LeaseActionDenied',
+    );
+}

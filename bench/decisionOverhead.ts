@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { createAnthropicDecider } from '../activities/anthropicDecider';
 import { createDecisionActivities } from '../activities/decisionActivities';
-import { baseInput } from '../test/support/decisionInputs';
+import { baseInput, VALID_DECISION as DECISION } from '../test/support/decisionInputs';
 import { FakeMessagesApi } from '../test/support/fakeMessagesApi';
 
 // What a model-backed retry decision costs on the harness side: the decision activity (prompt,
@@ -12,16 +12,6 @@ import { FakeMessagesApi } from '../test/support/fakeMessagesApi';
 //   npx tsx bench/decisionOverhead.ts [calls]
 
 const CALLS = Number(process.argv[2] ?? 200);
-const DECISION = {
-  decision: 'retry',
-  retry_after_ms: 400,
-  backoff_strategy: 'exponential',
-  lease_renewal_instruction: null,
-  starvation_risk: 'low',
-  deadlock_detected: false,
-  escalation_reason: null,
-  explanation: 'The holder should release soon.',
-};
 
 async function median(op: () => Promise<unknown>): Promise<number> {
   for (let i = 0; i < 20; i++) await op();

@@ -5,19 +5,9 @@ import { createDecisionActivities } from '../activities/decisionActivities';
 import { LATENCY_FLOOR_MS } from '../policy/constants';
 import { guardDecision } from '../policy/guardrails';
 import type { DecisionRecord } from '../policy/retryDecision';
-import { baseInput, budget } from './support/decisionInputs';
+import { baseInput, budget, VALID_DECISION as VALID } from './support/decisionInputs';
 import { type FakeAnswer, FakeMessagesApi } from './support/fakeMessagesApi';
 
-const VALID = {
-  decision: 'retry',
-  retry_after_ms: 400,
-  backoff_strategy: 'exponential',
-  lease_renewal_instruction: null,
-  starvation_risk: 'low',
-  deadlock_detected: false,
-  escalation_reason: null,
-  explanation: 'The holder should release soon.',
-};
 const valid: FakeAnswer = { kind: 'tool', input: VALID };
 type Expect =
   | { outcome: 'model'; requests: number; repaired: boolean }

@@ -1,34 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { acquire, release, resolve, startAcquisition, stateOf } from '../client/lockwardenClient';
 import { SqliteLockService } from '../locks/sqliteLockService';
-import { connectTestEnv, TEMPORAL_ADDRESS } from './support/temporalFixture';
+import { connectTestEnv } from './support/temporalFixture';
+import { startWorkerProcess, stopWorkerProcess } from './support/workerProcess';
 import { freshSqlitePath, unique } from './support/tempFiles';
 import { waitFor } from './support/waitFor';
-
-// A worker in its own process, so the test can kill it with SIGKILL like a crashed host.
-function startWorker(lockFile: string, taskQueue: string, escalations: string): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
-    cwd: path.join(__dirname, '..'),
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS,
-      LOCKWARDEN_TASK_QUEUE: taskQueue,
-      LOCK_SERVICE_URL: `sqlite:${lockFile}`,
-      LOCKWARDEN_ESCALATIONS_FILE: escalations,
-      LOG_LEVEL: 'silent',
-      ANTHROPIC_API_KEY: '',
-    },
-    stdio: 'ignore',
-  });
-}
-
-async function stopped(worker: ChildProcess, signal: NodeJS.Signals): Promise<void> {
-  const exited = new Promise((resolve) => worker.once('exit', resolve));
-  worker.kill(signal);
-  await exited;
-}
 
 describe('a worker killed with SIGKILL mid-flight', () => {
   let env: TestWorkflowEnvironment;
@@ -43,7 +19,7 @@ describe('a worker killed with SIGKILL mid-flight', () => {
     const taskQueue = unique('kill');
     const [held, escalatedKey] = [unique('held'), unique('escalated')];
     const locks = new SqliteLockService({ path: lockFile });
-    let worker = startWorker(lockFile, taskQueue, escalations);
+    let worker = startWorkerProcess(lockFile, taskQueue, { LOCKWARDEN_ESCALATIONS_FILE: escalations });
     try {
       // A session holding a lease (renewing), one backing off behind it, one waiting for an operator.
       const holder = await acquire(
@@ -77,9 +53,9 @@ describe('a worker killed with SIGKILL mid-flight', () => {
         30_000,
       );
 
-      await stopped(worker, 'SIGKILL');
+      await stopWorkerProcess(worker, 'SIGKILL');
       const atKill = await locks.inspect(held);
-      worker = startWorker(lockFile, taskQueue, escalations);
+      worker = startWorkerProcess(lockFile, taskQueue, { LOCKWARDEN_ESCALATIONS_FILE: escalations });
 
       // The new worker picks the hold up and renews it (every TTL/3), with the same token.
       await waitFor(
@@ -116,7 +92,7 @@ describe('a worker killed with SIGKILL mid-flight', () => {
         expect(runs).toHaveLength(1);
       }
     } finally {
-      await stopped(worker, 'SIGTERM');
+      await stopWorkerProcess(worker, 'SIGTERM');
       await locks.close();
     }
   }, 120_000);

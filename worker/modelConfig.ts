@@ -9,7 +9,28 @@ const modelEnvSchema = z.object({
   LOCKWARDEN_LARGE_MODEL: z.string().min(1).default('claude-sonnet-4-5'),
   LOCKWARDEN_MODEL_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   LOCKWARDEN_MODEL_MAX_TOKENS: z.coerce.number().int().min(128).max(8_192).default(1_024),
+  /** Comma-separated tenant identifiers masked in everything sent to the model. */
+  LOCKWARDEN_SENSITIVE_TENANTS: z.string().optional(),
 });
+
+// A lock service's address or credential: the model path must never hold one.
+const LOCK_CREDENTIAL = /^(sqlite:|redis(s)?:\/\/|postgres(ql)?:\/\/|etcd:\/\/)|:\/\/[^/\s]*:[^/\s]*@/i;
+
+/** Refuses a model configuration that carries anything that could reach or unlock a lock service. */
+export function assertNoLockCredentials(config: ModelConfig, env: NodeJS.ProcessEnv = process.env): void {
+  const lockUrl = env.LOCK_SERVICE_URL;
+  for (const [field, value] of Object.entries(config)) {
+    const values = Array.isArray(value) ? value : [value];
+    for (const v of values) {
+      if (typeof v !== 'string') continue;
+      if (LOCK_CREDENTIAL.test(v) || (lockUrl && v.includes(lockUrl))) {
+        throw new InvalidConfigurationError([
+          `${field}: the model path's configuration holds a lock-service address or credential`,
+        ]);
+      }
+    }
+  }
+}
 
 /**
  * The model path's configuration, or null when no API key is set (the deterministic policy then
@@ -21,12 +42,18 @@ export function loadModelConfig(env: NodeJS.ProcessEnv = process.env): ModelConf
   if (!parsed.success) throw new InvalidConfigurationError(describeIssues(parsed.error));
   const c = parsed.data;
   if (!c.ANTHROPIC_API_KEY) return null;
-  return {
+  const config: ModelConfig = {
     apiKey: c.ANTHROPIC_API_KEY,
     baseURL: c.ANTHROPIC_BASE_URL,
     model: c.LOCKWARDEN_MODEL,
     largeModel: c.LOCKWARDEN_LARGE_MODEL,
     timeoutMs: c.LOCKWARDEN_MODEL_TIMEOUT_MS,
     maxTokens: c.LOCKWARDEN_MODEL_MAX_TOKENS,
+    sensitiveTenants: (c.LOCKWARDEN_SENSITIVE_TENANTS ?? '')
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean),
   };
+  assertNoLockCredentials(config, env);
+  return config;
 }

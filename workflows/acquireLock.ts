@@ -183,8 +183,8 @@ export async function acquireLock(input: AcquireRequestInput): Promise<SessionOu
           reason: `deadlock: ${notice.cycle}; escalated by ${notice.escalator}`,
         });
       }
-      const ended = await escalateAndWait(`deadlock: ${notice.cycle}`, true, lastDenial);
-      if (ended) return finish(ended);
+      const resolved = await escalateAndWait(`deadlock: ${notice.cycle}`, true, lastDenial);
+      if (resolved) return finish(resolved);
       deadlockNotice = undefined;
       continue;
     }
@@ -303,8 +303,8 @@ export async function acquireLock(input: AcquireRequestInput): Promise<SessionOu
           deadlock: step.deadlock,
         };
       }
-      const ended = await escalateAndWait(step.reason, step.deadlock, lastDenial);
-      if (ended) return finish(ended);
+      const resolved = await escalateAndWait(step.reason, step.deadlock, lastDenial);
+      if (resolved) return finish(resolved);
       continue;
     }
     if (step.kind === 'abandon') {

@@ -1,6 +1,18 @@
 import type { DecideRetryInput } from '../../activities/decisionActivities';
 import { retryBudgetSchema } from '../../policy/acquireRequest';
 
+/** A decision that passes the strict schema: what a well-behaved model answers. */
+export const VALID_DECISION = {
+  decision: 'retry',
+  retry_after_ms: 400,
+  backoff_strategy: 'exponential',
+  lease_renewal_instruction: null,
+  starvation_risk: 'low',
+  deadlock_detected: false,
+  escalation_reason: null,
+  explanation: 'The holder should release soon.',
+};
+
 /** The budget of the decision tests' session. */
 export const budget = retryBudgetSchema.parse({
   maxRetries: 10,

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { fencingTokenSchema } from './lockSchemas';
+import { redact, redactionTotal } from './redaction';
+
+/** The only lease actions there are. Anything else, however phrased, is not an action. */
+export const LEASE_ACTIONS = ['renew', 'extend', 'steal', 'release'] as const;
+/** Where a request comes from. Only the lock client may ask for a lease action. */
+export const REQUEST_SOURCES = ['lock_client', 'model_completion', 'drafting_lane', 'operator_ui'] as const;
+/** The drafting tasks a model may take on, always over redacted text. */
+export const DRAFT_TASKS = ['explain_log', 'draft_test', 'draft_briefing'] as const;
+
+const leaseActionRequestSchema = z.strictObject({
+  action: z.enum(LEASE_ACTIONS),
+  source: z.enum(REQUEST_SOURCES),
+  token: fencingTokenSchema,
+});
+const draftRequestSchema = z.strictObject({ task: z.enum(DRAFT_TASKS), text: z.string() });
+
+/** The gate's answer: admitted, or denied with the reason. */
+export type GateVerdict = { admitted: true } | { admitted: false; reason: string };
+
+// Second line of defence for drafts: lease vocabulary that has no business in a draft's text.
+const LEASE_WORDS =
+  /\b(renew(?:al|ed|ing|s)?|extend(?:ed|ing|s)?|steal(?:ing|s)?|release[sd]?|fencing|lease_until)\b/i;
+
+/**
+ * Admits a lease action only when it is one of the typed actions, comes from the lock client, and
+ * carries a token in the form the lock service issues (digits, non-empty). A paraphrase ("keep the
+ * hold alive") is not in the enum, so it fails closed; so does any unknown field.
+ */
+export function admitLeaseAction(request: unknown): GateVerdict {
+  const parsed = leaseActionRequestSchema.safeParse(request);
+  if (!parsed.success)
+    return {
+      admitted: false,
+      reason: parsed.error.issues.map((i) => `${i.path.join('.') || 'request'}: ${i.message}`).join('; '),
+    };
+  if (parsed.data.source !== 'lock_client')
+    return { admitted: false, reason: `source ${parsed.data.source} may not take lease actions` };
+  return { admitted: true };
+}
+
+/**
+ * Admits a drafting task only when it is a known task and its text is already redacted (redaction
+ * would find nothing more) and carries no lease vocabulary.
+ */
+export function admitDraft(request: unknown, sensitiveTenants: readonly string[] = []): GateVerdict {
+  const parsed = draftRequestSchema.safeParse(request);
+  if (!parsed.success)
+    return {
+      admitted: false,
+      reason: parsed.error.issues.map((i) => `${i.path.join('.') || 'request'}: ${i.message}`).join('; '),
+    };
+  const left = redactionTotal(redact(parsed.data.text, sensitiveTenants).counts);
+  if (left > 0) return { admitted: false, reason: `text is not redacted (${left} item(s) would be removed)` };
+  const word = LEASE_WORDS.exec(parsed.data.text);
+  if (word) return { admitted: false, reason: `a draft may not speak of lease actions ("${word[0]}")` };
+  return { admitted: true };
+}

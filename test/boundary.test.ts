@@ -1,0 +1,177 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { readDecision } from '../activities/anthropicDecider';
+import { InvalidConfigurationError } from '../policy/errors';
+import { admitDraft, admitLeaseAction } from '../policy/denyGate';
+import { redact } from '../policy/redaction';
+import { buildRetryPrompt } from '../policy/retryPrompt';
+import { loadModelConfig } from '../worker/modelConfig';
+import { baseInput } from './support/decisionInputs';
+import { reachableImports, type ReadSource } from './support/importGraph';
+
+const ROOT = path.join(__dirname, '..');
+const at = (...parts: string[]) => path.join(ROOT, ...parts);
+
+/**
+ * The modules that build prompts, call a model, or configure that call. The deny gate and redaction
+ * are pure guards both paths may use; they read neither model text nor the lock service.
+ */
+const MODEL_PATH = [
+  'activities/anthropicDecider.ts',
+  'activities/decisionActivities.ts',
+  'policy/retryPrompt.ts',
+  'worker/modelConfig.ts',
+].map((f) => at(f));
+/** The modules that call the lock service. */
+const LOCK_PATH = [
+  at('activities/lockActivities.ts'),
+  ...['sqlite', 'redis', 'postgres', 'etcd'].map((b) => at('locks', `${b}LockService.ts`)),
+];
+
+function boundaryViolations(read?: ReadSource): string[] {
+  const violations: string[] = [];
+  for (const entry of MODEL_PATH) {
+    for (const reached of reachableImports([entry], read)) {
+      if (reached.startsWith(at('locks') + path.sep) || reached === at('activities/lockActivities.ts')) {
+        violations.push(`${path.relative(ROOT, entry)} reaches ${path.relative(ROOT, reached)}`);
+      }
+    }
+  }
+  for (const entry of LOCK_PATH) {
+    for (const reached of reachableImports([entry], read)) {
+      if (reached === '@anthropic-ai/sdk' || MODEL_PATH.includes(reached)) {
+        violations.push(
+          `${path.relative(ROOT, entry)} reaches ${reached.startsWith('/') ? path.relative(ROOT, reached) : reached}`,
+        );
+      }
+    }
+  }
+  return violations;
+}
+
+describe('the test plan of the fencing boundary', () => {
+  it('1. a lease action from a model-completion source is denied', () => {
+    expect(admitLeaseAction({ action: 'renew', source: 'model_completion', token: '42' })).toEqual({
+      admitted: false,
+      reason: 'source model_completion may not take lease actions',
+    });
+    expect(admitLeaseAction({ action: 'renew', source: 'lock_client', token: '42' })).toEqual({
+      admitted: true,
+    });
+  });
+
+  it('2. an empty fencing token is denied', () => {
+    for (const token of ['', ' ', 'abc', '-1', '0x2a']) {
+      expect(admitLeaseAction({ action: 'release', source: 'lock_client', token })).toMatchObject({
+        admitted: false,
+        reason: expect.stringContaining('token'),
+      });
+    }
+  });
+
+  it('3. a draft that says to renew the lease is denied', () => {
+    expect(
+      admitDraft({ task: 'draft_briefing', text: 'Next step: renew the lease for the export job.' }),
+    ).toMatchObject({ admitted: false, reason: expect.stringContaining('"renew"') });
+  });
+
+  it('4. a redacted timeout summary is allowed', () => {
+    const raw =
+      'replica-a timed out at 2026-12-02T02:10:04Z holding token 8812; db postgres://billing:hunter2@db/prod';
+    const summary = redact(raw);
+    expect(summary.counts).toMatchObject({ token: 1, deadline: 1, connectionString: 1 });
+    expect(admitDraft({ task: 'explain_log', text: raw })).toMatchObject({
+      admitted: false,
+      reason: expect.stringContaining('not redacted'),
+    });
+    expect(admitDraft({ task: 'explain_log', text: summary.text })).toEqual({ admitted: true });
+  });
+
+  it("5. the model path's environment holds no lock credential", () => {
+    const env = {
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+      LOCK_SERVICE_URL: 'postgres://locks:s3cret@db.internal/locks',
+      REDIS_PASSWORD: 's3cret',
+    };
+    const config = loadModelConfig(env);
+    expect(JSON.stringify(config)).not.toMatch(/s3cret|postgres:|db\.internal/);
+    expect(() => loadModelConfig({ ...env, ANTHROPIC_BASE_URL: 'redis://locks:s3cret@cache:6379' })).toThrow(
+      InvalidConfigurationError,
+    );
+    expect(() =>
+      loadModelConfig({
+        ...env,
+        ANTHROPIC_BASE_URL: 'http://proxy/?u=postgres://locks:s3cret@db.internal/locks',
+      }),
+    ).toThrow(/lock-service address or credential/);
+  });
+
+  it('6. the model path cannot reach the lock API: no import path from it into locks/ or the lock activities', () => {
+    expect(boundaryViolations()).toEqual([]);
+  });
+
+  it('7. unknown fields in a model completion fail closed', () => {
+    const message = (input: unknown) =>
+      ({
+        id: 'm',
+        type: 'message',
+        role: 'assistant',
+        model: 'x',
+        stop_reason: 'tool_use',
+        stop_sequence: null,
+        usage: { input_tokens: 1, output_tokens: 1 },
+        content: [{ type: 'tool_use', id: 't', name: 'submit_retry_decision', input }],
+      }) as unknown as Parameters<typeof readDecision>[0];
+    const valid = {
+      decision: 'retry',
+      retry_after_ms: 100,
+      backoff_strategy: 'linear',
+      lease_renewal_instruction: null,
+      starvation_risk: 'low',
+      deadlock_detected: false,
+      escalation_reason: null,
+      explanation: 'x',
+    };
+    expect(readDecision(message(valid)).ok).toBe(true);
+    expect(readDecision(message({ ...valid, action: 'renew', fencing_token: '7' }))).toMatchObject({
+      ok: false,
+      problem: expect.stringContaining('Unrecognized keys'),
+    });
+  });
+
+  it('8. a paraphrased hold request fails closed', () => {
+    for (const action of ['keep the hold alive', 'hang on to it a little longer', 'RENEW', 'renew_lease']) {
+      expect(admitLeaseAction({ action, source: 'lock_client', token: '42' })).toMatchObject({
+        admitted: false,
+      });
+    }
+  });
+});
+
+describe('the boundary in the code', () => {
+  it('catches a planted import of locks/ from the model path', () => {
+    const planted = at('policy/retryPrompt.ts');
+    const read: ReadSource = (file) => {
+      if (!fs.existsSync(file)) return undefined;
+      const text = fs.readFileSync(file, 'utf8');
+      return file === planted ? `import type { LockService } from '../locks/lockService';\n${text}` : text;
+    };
+    expect(boundaryViolations(read)).toContain('policy/retryPrompt.ts reaches locks/lockService.ts');
+  });
+
+  it('names no fencing token or lease deadline in the prompt it sends', () => {
+    const prompt = buildRetryPrompt({ ...baseInput.context, currentHolder: 'replica-a' });
+    for (const text of [prompt.system, prompt.user]) {
+      expect(text).not.toMatch(/fencing|\btoken\b|lease[_ ]?until|deadline/i);
+    }
+  });
+
+  it('masks tokens, deadlines and credentials that arrive inside holder text before the model sees them', () => {
+    const prompt = buildRetryPrompt(
+      { ...baseInput.context, currentHolder: 'replica-a token=991 until 1764641404000 password=hunter2' },
+      ['acme-corp'],
+    );
+    expect(prompt.user).not.toMatch(/991|1764641404000|hunter2/);
+    expect(prompt.redactions).toMatchObject({ token: 1, deadline: 1, credential: 1 });
+  });
+});

@@ -2,7 +2,8 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { acquire, release, stateOf } from '../client/lockwardenClient';
+import { acquire, release, startAcquisition, stateOf } from '../client/lockwardenClient';
+import { activitySummaries } from './support/history';
 import { freshSqliteLockService, silentLog, unique, withWorker } from './support/temporalFixture';
 import { waitFor } from './support/waitFor';
 
@@ -58,7 +59,9 @@ describe('long sessions', () => {
   }, 40_000);
   afterAll(async () => {
     await env?.teardown();
+    const exited = new Promise((resolve) => server?.once('exit', resolve));
     server?.kill('SIGTERM');
+    await exited;
   });
 
   it('continues as new while holding when the server suggests it, keeping the lease, its token and the renewals', async () => {
@@ -94,4 +97,46 @@ describe('long sessions', () => {
       await locks.close();
     }
   }, 60_000);
+
+  it('continues as new while backing off, carrying the attempt count and the budget, and still acquires', async () => {
+    const locks = freshSqliteLockService();
+    const key = unique('long-wait');
+    const held = await locks.tryAcquire({ key, requester: 'long-job', ttlMs: 60_000 });
+    if (!held.granted) throw new Error('setup');
+    try {
+      await withWorker(env, { locks, log: silentLog }, async (taskQueue) => {
+        const budget = { baseBackoffMs: 50, maxBackoffMs: 100, maxRetries: 500, maxTotalWaitMs: 120_000 };
+        const session = await startAcquisition(
+          env.client,
+          { key, requester: 'patient', budget },
+          { taskQueue },
+        );
+        await waitFor('a continued run', async () => (await runsOf(session.workflowId)) >= 2, 30_000);
+        await locks.release(held.lease);
+        await waitFor(
+          'holding',
+          async () => (await stateOf(env.client, session.workflowId)).phase === 'holding',
+          30_000,
+        );
+        const state = await stateOf(env.client, session.workflowId);
+        expect(BigInt(state.lease!.token)).toBeGreaterThan(BigInt(held.lease.token));
+        // The latest run goes on counting: its first fast path is not attempt 1.
+        const latest = await env.client.workflow.getHandle(session.workflowId).fetchHistory();
+        const firstAttempt = Number(
+          /^fast path, attempt (\d+)$/.exec(activitySummaries(latest)[0] ?? '')?.[1],
+        );
+        expect(firstAttempt).toBeGreaterThan(1);
+        expect(state.attempts).toBeGreaterThanOrEqual(firstAttempt);
+        await release(env.client, state.lease!);
+      });
+    } finally {
+      await locks.close();
+    }
+  }, 60_000);
+
+  async function runsOf(workflowId: string): Promise<number> {
+    let runs = 0;
+    for await (const _ of env.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs++;
+    return runs;
+  }
 });

@@ -1,6 +1,5 @@
 import { type EventEmitter, once } from 'node:events';
 import { Etcd3, type IKeyValue } from 'etcd3';
-import { InvalidLockRequestError } from '../policy/errors';
 import {
   type AcquireAttempt,
   ABSOLUTE_MAX_TTL_MS,
@@ -13,7 +12,7 @@ import {
   lockKeySchema,
   type ParsedTryAcquireRequest,
   parseOrThrow,
-  tryAcquireRequestSchema,
+  parseTryAcquire,
   type TryAcquireRequest,
   type Wait,
   waiterSchema,
@@ -67,10 +66,7 @@ export class EtcdLockService implements LockService {
   }
 
   async tryAcquire(input: TryAcquireRequest): Promise<AcquireAttempt> {
-    const request = parseOrThrow(tryAcquireRequestSchema, input, 'tryAcquire request');
-    if (request.ttlMs > this.maxTtlMs) {
-      throw new InvalidLockRequestError('tryAcquire request', [`ttlMs: must be at most ${this.maxTtlMs} ms`]);
-    }
+    const request = parseTryAcquire(input, this.maxTtlMs);
     // A lost race (another grant between our read and our transaction) is read again; a key that
     // keeps changing hands under us is, for this attempt, held by someone else.
     for (let round = 0; round < 3; round++) {

@@ -1,5 +1,4 @@
 import { Pool, type PoolClient } from 'pg';
-import { InvalidLockRequestError } from '../policy/errors';
 import {
   type AcquireAttempt,
   ABSOLUTE_MAX_TTL_MS,
@@ -10,7 +9,7 @@ import {
   type Holding,
   lockKeySchema,
   parseOrThrow,
-  tryAcquireRequestSchema,
+  parseTryAcquire,
   type TryAcquireRequest,
   type Wait,
   waiterSchema,
@@ -71,10 +70,7 @@ export class PostgresLockService implements LockService {
   }
 
   async tryAcquire(input: TryAcquireRequest): Promise<AcquireAttempt> {
-    const request = parseOrThrow(tryAcquireRequestSchema, input, 'tryAcquire request');
-    if (request.ttlMs > this.maxTtlMs) {
-      throw new InvalidLockRequestError('tryAcquire request', [`ttlMs: must be at most ${this.maxTtlMs} ms`]);
-    }
+    const request = parseTryAcquire(input, this.maxTtlMs);
     return this.transaction(async (db): Promise<AcquireAttempt> => {
       const row = await this.lockRow(db, request.key);
       const now = Number(row.now);
@@ -167,15 +163,7 @@ export class PostgresLockService implements LockService {
   async renew(input: FencedTarget): Promise<FencedActionResult> {
     const target = parseOrThrow(fencedTargetSchema, input, 'renew request');
     return this.transaction(async (db): Promise<FencedActionResult> => {
-      const row = await this.lockRow(db, target.key);
-      const now = Number(row.now);
-      const refusal = ownerRefusal(
-        row.holder,
-        row.token,
-        row.lease_until_ms === null ? null : Number(row.lease_until_ms),
-        target,
-        now,
-      );
+      const { now, refusal } = await this.lockOwnedRow(db, target);
       if (refusal) return refusal;
       const extended = await db.query<{ lease_until_ms: string }>(
         'UPDATE lockwarden_leases SET lease_until_ms = $2::bigint + ttl_ms WHERE key = $1 RETURNING lease_until_ms',
@@ -188,15 +176,7 @@ export class PostgresLockService implements LockService {
   async release(input: FencedTarget): Promise<FencedActionResult> {
     const target = parseOrThrow(fencedTargetSchema, input, 'release request');
     return this.transaction(async (db): Promise<FencedActionResult> => {
-      const row = await this.lockRow(db, target.key);
-      const now = Number(row.now);
-      const refusal = ownerRefusal(
-        row.holder,
-        row.token,
-        row.lease_until_ms === null ? null : Number(row.lease_until_ms),
-        target,
-        now,
-      );
+      const { now, refusal } = await this.lockOwnedRow(db, target);
       if (refusal) return refusal;
       await db.query(
         'UPDATE lockwarden_leases SET holder = NULL, token = NULL, ttl_ms = NULL, lease_until_ms = NULL, granted_at_ms = NULL WHERE key = $1',
@@ -260,6 +240,14 @@ export class PostgresLockService implements LockService {
 
   async close(): Promise<void> {
     await this.pool.end();
+  }
+
+  // Locks the key's row and says whether (holder, token) may act on it, on the server's clock.
+  private async lockOwnedRow(db: PoolClient, target: FencedTarget) {
+    const row = await this.lockRow(db, target.key);
+    const now = Number(row.now);
+    const leaseUntil = row.lease_until_ms === null ? null : Number(row.lease_until_ms);
+    return { now, refusal: ownerRefusal(row.holder, row.token, leaseUntil, target, now) };
   }
 
   // Creates the key's row on first use, then locks it for the rest of the transaction.

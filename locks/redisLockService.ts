@@ -1,5 +1,4 @@
 import { createClient, type RedisClientType } from 'redis';
-import { InvalidLockRequestError } from '../policy/errors';
 import {
   type AcquireAttempt,
   ABSOLUTE_MAX_TTL_MS,
@@ -11,7 +10,7 @@ import {
   type Holding,
   lockKeySchema,
   parseOrThrow,
-  tryAcquireRequestSchema,
+  parseTryAcquire,
   type TryAcquireRequest,
   type Wait,
   waiterSchema,
@@ -66,10 +65,7 @@ export class RedisLockService implements LockService {
   }
 
   async tryAcquire(input: TryAcquireRequest): Promise<AcquireAttempt> {
-    const request = parseOrThrow(tryAcquireRequestSchema, input, 'tryAcquire request');
-    if (request.ttlMs > this.maxTtlMs) {
-      throw new InvalidLockRequestError('tryAcquire request', [`ttlMs: must be at most ${this.maxTtlMs} ms`]);
-    }
+    const request = parseTryAcquire(input, this.maxTtlMs);
     const k = keysOf(request.key);
     const reply = await this.run(
       ACQUIRE,

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { InvalidLockRequestError } from '../policy/errors';
 import {
   type AcquireAttempt,
   ABSOLUTE_MAX_TTL_MS,
@@ -12,9 +11,8 @@ import {
   type Holding,
   type Lease,
   lockKeySchema,
-  type ParsedTryAcquireRequest,
   parseOrThrow,
-  tryAcquireRequestSchema,
+  parseTryAcquire,
   type TryAcquireRequest,
   type Wait,
   waiterSchema,
@@ -112,7 +110,7 @@ export class SqliteLockService implements LockService {
   }
 
   async tryAcquire(input: TryAcquireRequest): Promise<AcquireAttempt> {
-    const request = this.parseAcquire(input);
+    const request = parseTryAcquire(input, this.maxTtlMs);
     return this.immediate((): AcquireAttempt => {
       const now = this.now();
       this.sql.dropExpiredTickets.run(now);
@@ -226,14 +224,6 @@ export class SqliteLockService implements LockService {
 
   async close(): Promise<void> {
     this.db.close();
-  }
-
-  private parseAcquire(input: TryAcquireRequest): ParsedTryAcquireRequest {
-    const request = parseOrThrow(tryAcquireRequestSchema, input, 'tryAcquire request');
-    if (request.ttlMs > this.maxTtlMs) {
-      throw new InvalidLockRequestError('tryAcquire request', [`ttlMs: must be at most ${this.maxTtlMs} ms`]);
-    }
-    return request;
   }
 
   private checkOwner(target: FencedTarget, now: number) {

@@ -143,3 +143,15 @@ export function parseOrThrow<T extends z.ZodType>(schema: T, input: unknown, wha
   if (!result.success) throw new InvalidLockRequestError(what, describeIssues(result.error));
   return result.data;
 }
+
+/**
+ * Parses a tryAcquire request for a lock service whose longest lease is `maxTtlMs`; throws
+ * InvalidLockRequest naming each bad field. Every backend parses through here before storing anything.
+ */
+export function parseTryAcquire(input: unknown, maxTtlMs: number): ParsedTryAcquireRequest {
+  const request = parseOrThrow(tryAcquireRequestSchema, input, 'tryAcquire request');
+  if (request.ttlMs > maxTtlMs) {
+    throw new InvalidLockRequestError('tryAcquire request', [`ttlMs: must be at most ${maxTtlMs} ms`]);
+  }
+  return request;
+}

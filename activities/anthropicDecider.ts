@@ -8,6 +8,7 @@ import {
   retryDecisionSchema,
   retryDecisionShape,
 } from '../policy/retryDecision';
+import { describeIssues } from '../policy/errors';
 import type { RedactionCounts } from '../policy/redaction';
 import { buildRetryPrompt, DECISION_TOOL_NAME } from '../policy/retryPrompt';
 
@@ -119,7 +120,7 @@ export function readDecision(
   if (!parsed.success) {
     return {
       ok: false,
-      problem: parsed.error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`).join('; '),
+      problem: describeIssues(parsed.error).join('; '),
     };
   }
   return { ok: true, decision: parsed.data };

@@ -1,12 +1,15 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import type { RetryBudget } from '../policy/acquireRequest';
-import { decideByPolicy, type PolicyTuning } from '../policy/decisionPolicy';
-import { guardDecision, type RetryProgress } from '../policy/guardrails';
 import { parseOrThrow } from '../policy/lockSchemas';
-import { type DecisionContext, decisionContextSchema, type DecisionRecord } from '../policy/retryDecision';
+import {
+  type DecisionContext,
+  decisionContextSchema,
+  type DecisionRecord,
+  type PolicyInput,
+  policyRecord,
+} from '../policy/retryDecision';
+import { nonRetryableOnBadInput } from '../temporal/failures';
 import type { ModelAnswer } from './anthropicDecider';
-import { asNonRetryableOnBadInput } from './nonRetryable';
 
 /** Asks a model for a decision (see createAnthropicDecider); absent when no model is configured. */
 export type Decider = (ctx: DecisionContext) => Promise<ModelAnswer>;
@@ -17,40 +20,25 @@ export interface DecisionActivityDeps {
   log: Logger;
 }
 
-/** One decision request from the workflow: the context, plus what the policy and the log line need. */
-export interface DecideRetryInput {
-  context: DecisionContext;
-  tuning: PolicyTuning;
-  /** A number in [0, 1) drawn by the workflow's deterministic random, for the policy's jitter. */
-  jitterSample: number;
-  progress: RetryProgress;
-  budget: RetryBudget;
-  harnessDeadlock: string | null;
-}
-
-/** The activity that produces a retry decision: from the model when configured, else the policy. */
+/**
+ * The activity that produces a retry decision: from the model when configured, else the policy. It
+ * returns the decision as answered; the workflow's guardrails, and nothing here, decide what is done.
+ */
 export function createDecisionActivities({ decider, log }: DecisionActivityDeps) {
   return {
-    async decideRetry(input: DecideRetryInput): Promise<DecisionRecord> {
-      const context = await asNonRetryableOnBadInput(async () =>
+    async decideRetry(input: PolicyInput): Promise<DecisionRecord> {
+      const context = await nonRetryableOnBadInput(() =>
         parseOrThrow(decisionContextSchema, input.context, 'decision context'),
       );
       const started = performance.now();
-      const policy = () => decideByPolicy(context, input.tuning, () => input.jitterSample);
+      const policyInput = { ...input, context };
       let record: DecisionRecord;
-      let answerRedactions: ModelAnswer['redactions'] = undefined;
+      let redactions: ModelAnswer['redactions'];
       if (!decider) {
-        record = {
-          decision: policy(),
-          provider: 'policy',
-          model: null,
-          repaired: false,
-          fallbackCause: 'no-model-configured',
-          fallbackDetail: null,
-        };
+        record = policyRecord(policyInput, 'no-model-configured');
       } else {
         const answer = await decider(context);
-        answerRedactions = answer.redactions;
+        redactions = answer.redactions;
         record =
           answer.kind === 'decision'
             ? {
@@ -61,17 +49,9 @@ export function createDecisionActivities({ decider, log }: DecisionActivityDeps)
                 fallbackCause: null,
                 fallbackDetail: null,
               }
-            : {
-                decision: policy(),
-                provider: 'policy',
-                model: answer.model,
-                repaired: false,
-                fallbackCause: answer.cause,
-                fallbackDetail: answer.detail,
-              };
+            : policyRecord(policyInput, answer.cause, answer.detail, answer.model);
       }
-      const guarded = guardDecision(record.decision, input.progress, input.budget, input.harnessDeadlock);
-      // One line per invocation. No prompt text, no model prose beyond the decision's enums.
+      // One line per decision. No prompt text, no model prose beyond the decision's enums.
       log.info(
         {
           event: 'retry-decision',
@@ -82,12 +62,10 @@ export function createDecisionActivities({ decider, log }: DecisionActivityDeps)
           model: record.model,
           decision: record.decision.decision,
           backoffRequestedMs: record.decision.retry_after_ms ?? null,
-          backoffAppliedMs: guarded.kind === 'sleep' ? guarded.sleepMs : null,
-          guardedAs: guarded.kind,
           repaired: record.repaired,
           fallbackCause: record.fallbackCause,
           // What was masked before the model saw it: counts only, never the text.
-          redactions: answerRedactions,
+          redactions,
           latencyMs: Math.round(performance.now() - started),
         },
         'retry decision',

@@ -1,15 +1,20 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
-/** One escalation, as recorded for operators and for the starvation monitor. */
-export interface EscalationRecord {
-  at: string;
+/** An escalation as a session reports it to the on-call activity. */
+export interface EscalationNotice {
   key: string;
   requester: string;
   workflowId: string;
   reason: string;
   deadlock: boolean;
   attempts: number;
+  waitedMs: number;
+}
+
+/** One escalation, as recorded for operators and for the starvation monitor. */
+export interface EscalationRecord extends EscalationNotice {
+  at: string;
 }
 
 /** Where escalations are kept; `recentForKey` feeds the starvation monitor. */

@@ -3,7 +3,7 @@ import { createDecisionActivities, type Decider } from './decisionActivities';
 import { type EscalationStore, FileEscalationStore } from './escalationStore';
 import { createLockActivities, type LockActivityDeps } from './lockActivities';
 import { createMetrics, type Metrics } from './metrics';
-import { createOnCallActivities, type OnCallConfig } from './oncallActivities';
+import { createOnCallActivities, DEFAULT_ONCALL, type OnCallConfig } from './oncallActivities';
 
 /** Everything the activities depend on; the worker builds it once, tests build it with real servers. */
 export interface ActivityDeps extends LockActivityDeps {
@@ -13,13 +13,6 @@ export interface ActivityDeps extends LockActivityDeps {
   escalations?: EscalationStore;
   metrics?: Metrics;
 }
-
-/** On-call defaults: no webhook (log and store only); 3 escalations of a key in 10 minutes flag it. */
-export const DEFAULT_ONCALL: OnCallConfig = {
-  webhookUrl: null,
-  reviewWindowMs: 10 * 60 * 1000,
-  reviewThreshold: 3,
-};
 
 /** Builds every activity the worker registers, from its dependencies (no globals). */
 export function createActivities(deps: ActivityDeps) {

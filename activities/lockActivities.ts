@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import type { LockService } from '../locks/lockService';
 import { type WaitForEdge, waitForEdges } from '../policy/waitForGraph';
 import { admitLeaseAction } from '../policy/denyGate';
-import { asNonRetryableOnBadInput } from './nonRetryable';
+import { FAILURE_TYPES } from '../policy/errors';
+import { nonRetryableOnBadInput } from '../temporal/failures';
 import type {
   AcquireAttempt,
   FencedActionResult,
@@ -33,7 +34,7 @@ export function createLockActivities({ locks, log }: LockActivityDeps) {
   return {
     /** One fast-path attempt at the lock service; a denial also reports the wait-for edges and queue head. */
     async tryAcquireLock(request: TryAcquireRequest): Promise<SessionAttempt> {
-      const attempt = await asNonRetryableOnBadInput(() => locks.tryAcquire(request));
+      const attempt = await nonRetryableOnBadInput(() => locks.tryAcquire(request));
       log.info(
         {
           event: 'lock.try-acquire',
@@ -65,7 +66,7 @@ export function createLockActivities({ locks, log }: LockActivityDeps) {
      */
     async renewLease(lease: Lease): Promise<RenewalResult> {
       gate('renew', lease.token);
-      const current = await asNonRetryableOnBadInput(() => locks.inspect(lease.key));
+      const current = await nonRetryableOnBadInput(() => locks.inspect(lease.key));
       let result: RenewalResult;
       if (current.holder === null) result = { ok: false, reason: 'the lease expired' };
       else if (current.holder !== lease.holder || current.token !== lease.token) {
@@ -79,23 +80,13 @@ export function createLockActivities({ locks, log }: LockActivityDeps) {
           ? { ok: true, leaseUntil: renewed.leaseUntil ?? renewed.serviceTime }
           : { ok: false, reason: `renewal refused: ${renewed.reason}` };
       }
-      log.info(
-        {
-          event: 'lock.renew',
-          backend: locks.backend,
-          key: lease.key,
-          holder: lease.holder,
-          ok: result.ok,
-          reason: result.ok ? undefined : result.reason,
-        },
-        result.ok ? 'lease renewed' : 'lease lost',
-      );
+      logLeaseAction(log, locks.backend, 'renew', lease, result);
       return result;
     },
 
     /** Gives up the session's place in the key's queue, so a session that stops waiting blocks no one. */
     async leaveQueue(waiter: WaiterRef): Promise<void> {
-      await asNonRetryableOnBadInput(() => locks.leave(waiter));
+      await nonRetryableOnBadInput(() => locks.leave(waiter));
       log.info(
         { event: 'lock.leave-queue', backend: locks.backend, key: waiter.key, requester: waiter.requester },
         'left the queue',
@@ -108,19 +99,9 @@ export function createLockActivities({ locks, log }: LockActivityDeps) {
     ): Promise<FencedActionResult & { queueHead: string | null }> {
       gate('release', lease.token);
       const target: FencedTarget = { key: lease.key, holder: lease.holder, token: lease.token };
-      const released = await asNonRetryableOnBadInput(() => locks.release(target));
+      const released = await nonRetryableOnBadInput(() => locks.release(target));
       const result = { ...released, queueHead: (await locks.inspect(lease.key)).waiters[0] ?? null };
-      log.info(
-        {
-          event: 'lock.release',
-          backend: locks.backend,
-          key: lease.key,
-          holder: lease.holder,
-          ok: result.ok,
-          reason: result.ok ? undefined : result.reason,
-        },
-        result.ok ? 'lease released' : 'release refused',
-      );
+      logLeaseAction(log, locks.backend, 'release', lease, result);
       return result;
     },
   };
@@ -129,12 +110,34 @@ export function createLockActivities({ locks, log }: LockActivityDeps) {
 /** The lock activities' type, for `proxyActivities` in workflows. */
 export type LockActivities = ReturnType<typeof createLockActivities>;
 
+const LEASE_ACTION_MESSAGES = {
+  renew: { ok: 'lease renewed', refused: 'lease lost' },
+  release: { ok: 'lease released', refused: 'release refused' },
+} as const;
+
+// One log line per lease action, with the lock service's verdict.
+function logLeaseAction(
+  log: Logger,
+  backend: string,
+  action: 'renew' | 'release',
+  lease: Pick<Lease, 'key' | 'holder'>,
+  result: { ok: true } | { ok: false; reason: string },
+): void {
+  const { key, holder } = lease;
+  const reason = result.ok ? undefined : result.reason;
+  const messages = LEASE_ACTION_MESSAGES[action];
+  log.info(
+    { event: `lock.${action}`, backend, key, holder, ok: result.ok, reason },
+    result.ok ? messages.ok : messages.refused,
+  );
+}
+
 // Lease actions pass the deny gate here, on the lock-client path, and nowhere else.
 function gate(action: 'renew' | 'release', token: string): void {
   const verdict = admitLeaseAction({ action, source: 'lock_client', token });
   if (!verdict.admitted)
     throw ApplicationFailure.nonRetryable(
       `lease ${action} refused by the deny gate: ${verdict.reason}`,
-      'LeaseActionDenied',
+      FAILURE_TYPES.leaseActionDenied,
     );
 }

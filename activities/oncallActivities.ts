@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { EscalationStore } from './escalationStore';
+import type { EscalationNotice, EscalationStore } from './escalationStore';
 import type { Metrics } from './metrics';
 
 /** How on-call is reached, from reviewed configuration. */
@@ -19,26 +19,23 @@ export interface OnCallDeps {
   log: Logger;
 }
 
-/** An escalation as a session reports it. */
-export interface EscalationNotice {
-  key: string;
-  requester: string;
-  workflowId: string;
-  reason: string;
-  deadlock: boolean;
-  attempts: number;
-  waitedMs: number;
-}
+/** On-call defaults: no webhook (log and store only); 3 escalations of a key in 10 minutes flag it. */
+export const DEFAULT_ONCALL: OnCallConfig = {
+  webhookUrl: null,
+  reviewWindowMs: 10 * 60 * 1000,
+  reviewThreshold: 3,
+};
 
 /**
  * The webhook's JSON body (documented in the README). `resolve` says how an operator answers: the
- * `resolveEscalation` signal to `workflowId`, from the Temporal UI or `lockctl resolve`.
+ * `resolveEscalation` update to `workflowId` (`lockctl resolve`, which is told when an answer is refused),
+ * or the signal of the same name from the Temporal UI's Send Signal.
  */
 export interface EscalationWebhookPayload extends EscalationNotice {
   type: 'lockwarden.escalation';
   at: string;
   flaggedForReview: boolean;
-  resolve: { signal: 'resolveEscalation'; workflowId: string; example: string };
+  resolve: { update: 'resolveEscalation'; signal: 'resolveEscalation'; workflowId: string; example: string };
 }
 
 /** The on-call activity: records the escalation, tells a human, and runs the starvation monitor. */
@@ -69,6 +66,7 @@ export function createOnCallActivities({ oncall, escalations, metrics, log }: On
         ...notice,
         flaggedForReview,
         resolve: {
+          update: 'resolveEscalation',
           signal: 'resolveEscalation',
           workflowId: notice.workflowId,
           example: `lockctl resolve '${notice.workflowId}' --action retry --operator <you> --reason <why>`,
@@ -85,15 +83,7 @@ export function createOnCallActivities({ oncall, escalations, metrics, log }: On
         // Thrown before anything is recorded: Temporal retries the delivery (at least once, never lost).
         if (!response.ok) throw new Error(`on-call webhook answered HTTP ${response.status}`);
       }
-      await escalations.record({
-        at: payload.at,
-        key: notice.key,
-        requester: notice.requester,
-        workflowId: notice.workflowId,
-        reason: notice.reason,
-        deadlock: notice.deadlock,
-        attempts: notice.attempts,
-      });
+      await escalations.record({ ...notice, at: payload.at });
       metrics.escalations.inc({ key: notice.key, deadlock: String(notice.deadlock) });
       return { via: oncall.webhookUrl ? 'webhook' : 'log', flaggedForReview, recentForKey };
     },

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { acquire, release, startAcquisition, stateOf } from '../client/lockwardenClient';
 import type { Lease } from '../policy/lockSchemas';
-import { awaitLease } from '../policy/sessionMessages';
+import { awaitLease } from '../temporal/messages';
 import {
   connectTestEnv,
   freshSqliteLockService,

@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import { DEFAULT_NAMESPACE } from '../policy/constants';
+import { DEFAULT_NAMESPACE, DEFAULT_TEMPORAL_ADDRESS } from '../policy/constants';
 
 /** How a client reaches Temporal; defaults match the local dev server. */
 export interface ClientTarget {
@@ -10,7 +10,7 @@ export interface ClientTarget {
 /** Connects a Temporal client; the caller closes `client.connection` when done. */
 export async function connectClient(target: ClientTarget = {}): Promise<Client> {
   const connection = await Connection.connect({
-    address: target.address ?? process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
+    address: target.address ?? process.env.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS,
   });
   return new Client({
     connection,

@@ -1,7 +1,13 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { ZodError } from 'zod';
-import { DEFAULT_TASK_QUEUE } from '../policy/constants';
-import { isInvalidLockRequest, isLockNotAcquired } from '../policy/errors';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import {
+  DEFAULT_NAMESPACE,
+  DEFAULT_TASK_QUEUE,
+  DEFAULT_TEMPORAL_ADDRESS,
+  DEFAULT_UI_URL,
+} from '../policy/constants';
+import { describeIssues, isInvalidLockRequest, isLockNotAcquired } from '../policy/errors';
 import { connectClient } from './connect';
 import { acquire, forceRelease, release, resolve, startAcquisition, stateOf } from './lockwardenClient';
 
@@ -24,15 +30,15 @@ const program = new Command('lockctl')
   .option(
     '--address <host:port>',
     'Temporal frontend address',
-    process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
+    process.env.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS,
   )
-  .option('--namespace <name>', 'Temporal namespace', process.env.TEMPORAL_NAMESPACE ?? 'default')
+  .option('--namespace <name>', 'Temporal namespace', process.env.TEMPORAL_NAMESPACE ?? DEFAULT_NAMESPACE)
   .option(
     '--task-queue <name>',
     'task queue the lockwarden worker polls',
     process.env.LOCKWARDEN_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
   )
-  .option('--ui <url>', 'Temporal Web UI base URL', process.env.TEMPORAL_UI_URL ?? 'http://localhost:8233');
+  .option('--ui <url>', 'Temporal Web UI base URL', process.env.TEMPORAL_UI_URL ?? DEFAULT_UI_URL);
 
 // Runs a command with a connected client and prints its JSON answer.
 function withClient<A extends unknown[]>(
@@ -152,13 +158,13 @@ program
             ([, v]) => v !== undefined,
           ),
         );
-        await resolve(client, workflowId, {
+        const applied = await resolve(client, workflowId, {
           action: opts.action as 'retry',
           operator: opts.operator,
           reason: opts.reason,
           ...extra,
         });
-        return { signalled: workflowId };
+        return { resolved: workflowId, applied };
       },
     ),
   );
@@ -170,13 +176,18 @@ program
   .action(withClient(async (client, _g, workflowId: string) => stateOf(client, workflowId)));
 
 program.parseAsync().catch((error: unknown) => {
-  const known = isInvalidLockRequest(error) || isLockNotAcquired(error) || error instanceof ZodError;
+  // A session that refused an operator's answer says why in the update's cause.
+  const refused = error instanceof WorkflowUpdateFailedError;
+  const known =
+    refused || isInvalidLockRequest(error) || isLockNotAcquired(error) || error instanceof ZodError;
   console.error(
     error instanceof ZodError
-      ? `invalid input: ${error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`
-      : error instanceof Error
-        ? error.message
-        : String(error),
+      ? `invalid input: ${describeIssues(error).join('; ')}`
+      : refused
+        ? (error.cause?.message ?? error.message)
+        : error instanceof Error
+          ? error.message
+          : String(error),
   );
   process.exit(known ? 2 : 1);
 });

@@ -1,18 +1,23 @@
 import { type Client, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/client';
 import { type AcquireRequestInput, parseAcquireRequest } from '../policy/acquireRequest';
-import { acquisitionWorkflowId, DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTES } from '../policy/constants';
+import {
+  acquisitionWorkflowId,
+  DEFAULT_TASK_QUEUE,
+  DEFAULT_UI_URL,
+  releaseWorkflowId,
+} from '../policy/constants';
 import { LockNotAcquiredError } from '../policy/errors';
 import type { FencedActionResult, Lease } from '../policy/lockSchemas';
 import {
-  awaitLease,
+  type OperatorDecision,
   type OperatorDecisionInput,
   operatorDecisionSchema,
-  releaseLease,
-  resolveEscalation,
+  type ReleaseAnswer,
   type SessionOutcome,
   type SessionState,
-  sessionState,
-} from '../policy/sessionMessages';
+} from '../policy/session';
+import { awaitLease, releaseLease, resolveEscalation, sessionState } from '../temporal/messages';
+import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 import type { acquireLock, releaseLock } from '../workflows';
 
 export { acquisitionWorkflowId };
@@ -71,7 +76,7 @@ export async function startAcquisition(
     workflowId,
     runId: handle.firstExecutionRunId,
     uiUrl: workflowUiUrl(
-      placement.uiBaseUrl ?? 'http://localhost:8233',
+      placement.uiBaseUrl ?? DEFAULT_UI_URL,
       client.options.namespace,
       workflowId,
       handle.firstExecutionRunId,
@@ -96,23 +101,24 @@ export async function acquire(
 }
 
 /** Asks the holding session to release its lease (fenced by its token) and returns the service's answer. */
-export async function release(
-  client: Client,
-  lease: Pick<Lease, 'key' | 'holder'>,
-): Promise<FencedActionResult | { ok: false; reason: 'not-holding' }> {
+export async function release(client: Client, lease: Pick<Lease, 'key' | 'holder'>): Promise<ReleaseAnswer> {
   return client.workflow
     .getHandle(acquisitionWorkflowId(lease.key, lease.holder))
     .executeUpdate(releaseLease);
 }
 
-/** Answers an escalated session: retry with more budget, or abandon. Validated before it is sent. */
+/**
+ * Answers an escalated session: retry with more budget, or abandon. Validated before it is sent, and
+ * again by the session, which refuses an answer it cannot take (it is not escalated, or was answered
+ * already) with a WorkflowUpdateFailedError whose cause says why. Resolves to the answer as applied.
+ */
 export async function resolve(
   client: Client,
   workflowId: string,
   decision: OperatorDecisionInput,
-): Promise<void> {
+): Promise<OperatorDecision> {
   operatorDecisionSchema.parse(decision);
-  await client.workflow.getHandle(workflowId).signal(resolveEscalation, decision);
+  return client.workflow.getHandle(workflowId).executeUpdate(resolveEscalation, { args: [decision] });
 }
 
 /** A session's current state (attempts, decisions, holder, budget left, escalation). */
@@ -131,7 +137,7 @@ export async function forceRelease(
 ): Promise<FencedActionResult> {
   return client.workflow.execute<typeof releaseLock>('releaseLock', {
     taskQueue: placement.taskQueue ?? DEFAULT_TASK_QUEUE,
-    workflowId: `release/${lease.key}/${lease.holder}/${lease.token}`,
+    workflowId: releaseWorkflowId(lease.key, lease.holder, lease.token),
     args: [{ key: lease.key, holder: lease.holder, token: lease.token }],
     staticSummary: `release ${lease.key} token ${lease.token}`,
   });

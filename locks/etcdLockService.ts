@@ -18,7 +18,14 @@ import {
   waiterSchema,
   type WaiterRef,
 } from '../policy/lockSchemas';
-import { decideGrant, queueOrder, type Ticket } from './grantRules';
+import {
+  decideGrant,
+  deniedAttempt,
+  grantedAttempt,
+  ownerRefusal,
+  queueOrder,
+  type Ticket,
+} from './grantRules';
 import type { LockRecord, LockService } from './lockService';
 
 /** Options of the etcd backend. */
@@ -109,7 +116,7 @@ export class EtcdLockService implements LockService {
     const target = parseOrThrow(fencedTargetSchema, input, 'renew request');
     const now = Date.now();
     const current = await this.readLease(target.key);
-    const refusal = this.ownerRefusal(current, target, now);
+    const refusal = this.checkOwner(current, target, now);
     if (refusal) return refusal;
     const ttl = await this.keepAliveOnce(current!.kv.lease);
     if (ttl <= 0) return { ok: false, reason: 'expired', serviceTime: now };
@@ -120,7 +127,7 @@ export class EtcdLockService implements LockService {
     const target = parseOrThrow(fencedTargetSchema, input, 'release request');
     const now = Date.now();
     const current = await this.readLease(target.key);
-    const refusal = this.ownerRefusal(current, target, now);
+    const refusal = this.checkOwner(current, target, now);
     if (refusal) return refusal;
     const leaseKey = leaseKeyOf(target.key);
     const txn = await this.client
@@ -204,26 +211,13 @@ export class EtcdLockService implements LockService {
         await this.client.leaseClient.leaseRevoke({ ID }).catch(() => undefined);
         return 'raced';
       }
-      const lease: Lease = {
-        key: request.key,
-        holder: request.requester,
-        token: txn.header.revision,
-        leaseUntil: now + ttlS * 1000,
-        grantedAt: now,
-      };
-      return { granted: true, lease };
+      return grantedAttempt(request, txn.header.revision, now);
     }
     if (step.keepTicket) await this.keepTicket(request, tickets);
-    return {
-      granted: false,
-      denial: denial(step.code, {
-        holder: current?.value.holder ?? null,
-        holderLeaseUntil: current ? await this.estimateDeadline(current.kv) : null,
-        waiters: step.waiters,
-        position: step.position,
-        serviceTime: now,
-      }),
-    };
+    const live = current
+      ? { holder: current.value.holder, leaseUntil: await this.estimateDeadline(current.kv) }
+      : null;
+    return deniedAttempt(step, now, live);
   }
 
   // A ticket is a key on a lease of its own: renewing the ticket is a keep-alive of that lease.
@@ -247,16 +241,14 @@ export class EtcdLockService implements LockService {
     if (!txn.succeeded) await this.client.leaseClient.leaseRevoke({ ID }).catch(() => undefined);
   }
 
-  private ownerRefusal(
+  // etcd deletes an expired lease key itself: a lease read here is live, so expiry needs no check.
+  private checkOwner(
     current: { kv: IKeyValue; value: LeaseValue } | null,
     target: FencedTarget,
     now: number,
   ) {
-    if (!current || current.value.holder !== target.holder)
-      return { ok: false as const, reason: 'not-holder' as const, serviceTime: now };
-    if (current.kv.create_revision !== target.token)
-      return { ok: false as const, reason: 'stale-token' as const, serviceTime: now };
-    return null;
+    const [holder, token] = [current?.value.holder ?? null, current?.kv.create_revision ?? null];
+    return ownerRefusal(holder, token, Number.POSITIVE_INFINITY, target, now);
   }
 
   private async readLease(key: string): Promise<{ kv: IKeyValue; value: LeaseValue } | null> {

@@ -1,9 +1,12 @@
-import type {
-  DenialCode,
-  FencedActionResult,
-  FencedTarget,
-  ParsedTryAcquireRequest,
-  Wait,
+import {
+  type AcquireAttempt,
+  denial,
+  type DenialCode,
+  type FencedActionResult,
+  type FencedTarget,
+  type Lease,
+  type ParsedTryAcquireRequest,
+  type Wait,
 } from '../policy/lockSchemas';
 
 /** A waiter's queue ticket as a backend stores it. `seq` orders arrivals; `expiresAt` is service time. */
@@ -71,7 +74,40 @@ function positionOf(others: Ticket[], mine: Ticket | undefined, priority: number
   return others.filter((t) => queueOrder(t, me) < 0).length + 1;
 }
 
-/** Why a fenced action on (holder, token) is refused, or null when it may proceed.  */
+/** The lease a backend just granted, with the token it issued, on its clock `now`. */
+export function grantedAttempt(request: ParsedTryAcquireRequest, token: string, now: number): AcquireAttempt {
+  const lease: Lease = {
+    key: request.key,
+    holder: request.requester,
+    token,
+    leaseUntil: now + request.ttlMs,
+    grantedAt: now,
+  };
+  return { granted: true, lease };
+}
+
+/** The denial a backend answers for a `deny` step, naming the live holder (null when none) it read. */
+export function deniedAttempt(
+  step: Extract<GrantStep, { kind: 'deny' }>,
+  now: number,
+  liveHolder: { holder: string; leaseUntil: number } | null,
+): AcquireAttempt {
+  return {
+    granted: false,
+    denial: denial(step.code, {
+      holder: liveHolder?.holder ?? null,
+      holderLeaseUntil: liveHolder?.leaseUntil ?? null,
+      waiters: step.waiters,
+      position: step.position,
+      serviceTime: now,
+    }),
+  };
+}
+
+/**
+ * Why a fenced action on (holder, token) is refused, or null when it may proceed. A backend that
+ * enforces expiry itself (etcd deletes an expired lease) passes an infinite `leaseUntil`.
+ */
 export function ownerRefusal(
   holder: string | null,
   token: string | null,

@@ -2,7 +2,6 @@ import { Pool, type PoolClient } from 'pg';
 import {
   type AcquireAttempt,
   ABSOLUTE_MAX_TTL_MS,
-  denial,
   type FencedActionResult,
   fencedTargetSchema,
   type FencedTarget,
@@ -15,7 +14,15 @@ import {
   waiterSchema,
   type WaiterRef,
 } from '../policy/lockSchemas';
-import { decideGrant, ownerRefusal, positionsByKey, queueOrder, type Ticket } from './grantRules';
+import {
+  decideGrant,
+  deniedAttempt,
+  grantedAttempt,
+  ownerRefusal,
+  positionsByKey,
+  queueOrder,
+  type Ticket,
+} from './grantRules';
 import type { LockRecord, LockService } from './lockService';
 import { migratePostgres } from './postgresMigrations';
 
@@ -103,17 +110,7 @@ export class PostgresLockService implements LockService {
           request.key,
           request.requester,
         ]);
-        const token = granted.rows[0]!.token;
-        return {
-          granted: true,
-          lease: {
-            key: request.key,
-            holder: request.requester,
-            token,
-            leaseUntil: now + request.ttlMs,
-            grantedAt: now,
-          },
-        };
+        return grantedAttempt(request, granted.rows[0]!.token, now);
       }
       if (step.keepTicket) {
         await db.query(
@@ -124,16 +121,7 @@ export class PostgresLockService implements LockService {
         );
       }
       const live = row.holder !== null && leaseUntil !== null && leaseUntil > now;
-      return {
-        granted: false,
-        denial: denial(step.code, {
-          holder: live ? row.holder : null,
-          holderLeaseUntil: live ? leaseUntil : null,
-          waiters: step.waiters,
-          position: step.position,
-          serviceTime: now,
-        }),
-      };
+      return deniedAttempt(step, now, live ? { holder: row.holder!, leaseUntil: leaseUntil! } : null);
     });
   }
 

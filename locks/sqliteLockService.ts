@@ -4,7 +4,6 @@ import Database from 'better-sqlite3';
 import {
   type AcquireAttempt,
   ABSOLUTE_MAX_TTL_MS,
-  denial,
   type FencedActionResult,
   fencedTargetSchema,
   type FencedTarget,
@@ -18,7 +17,15 @@ import {
   waiterSchema,
   type WaiterRef,
 } from '../policy/lockSchemas';
-import { decideGrant, ownerRefusal, positionsByKey, queueOrder, type Ticket } from './grantRules';
+import {
+  decideGrant,
+  deniedAttempt,
+  grantedAttempt,
+  ownerRefusal,
+  positionsByKey,
+  queueOrder,
+  type Ticket,
+} from './grantRules';
 import type { LockRecord, LockService } from './lockService';
 
 /** Options of the embedded backend. */
@@ -129,29 +136,14 @@ export class SqliteLockService implements LockService {
           now,
         }) as bigint;
         this.sql.dropTicket.run(request.key, request.requester);
-        const lease = {
-          key: request.key,
-          holder: request.requester,
-          token: token.toString(),
-          leaseUntil: now + request.ttlMs,
-          grantedAt: now,
-        };
-        return { granted: true, lease };
+        return grantedAttempt(request, token.toString(), now);
       }
       if (step.keepTicket) {
         this.sql.keepTicket.run({ ...request, expires: now + request.queueTicketMs });
       }
-      const live = row?.holder != null && toNumber(row.lease_until_ms)! > now;
-      return {
-        granted: false,
-        denial: denial(step.code, {
-          holder: live ? row.holder : null,
-          holderLeaseUntil: live ? toNumber(row.lease_until_ms) : null,
-          waiters: step.waiters,
-          position: step.position,
-          serviceTime: now,
-        }),
-      };
+      const leaseUntil = toNumber(row?.lease_until_ms);
+      const live = row?.holder != null && leaseUntil! > now;
+      return deniedAttempt(step, now, live ? { holder: row.holder!, leaseUntil: leaseUntil! } : null);
     });
   }
 

@@ -1,11 +1,9 @@
 import { z } from 'zod';
 import { LATENCY_FLOOR_MS } from './constants';
 import {
-  type Denial,
   fairnessSchema,
   leaseSchema,
   holderSchema,
-  type Lease,
   lockKeySchema,
   parseOrThrow,
   ttlMsSchema,
@@ -65,21 +63,6 @@ export type AcquireRequest = z.output<typeof acquireRequestSchema>;
 export function parseAcquireRequest(input: unknown): AcquireRequest {
   return parseOrThrow(acquireRequestSchema, input, 'acquisition request');
 }
-
-/** How a session ended. */
-export type AcquireOutcome =
-  | { status: 'acquired'; lease: Lease; attempts: number; waitedMs: number }
-  | {
-      status: 'escalated';
-      attempts: number;
-      waitedMs: number;
-      lastDenial: Denial;
-      reason: string;
-      deadlock: boolean;
-    }
-  | { status: 'abandoned'; attempts: number; waitedMs: number; lastDenial: Denial; reason: string }
-  /** Ended by a hard limit; sessions started before decisions were wired in end this way. */
-  | { status: 'budget-spent'; attempts: number; waitedMs: number; lastDenial: Denial; why: BudgetLimit };
 
 /** Which hard limit of the budget ended the session. */
 export type BudgetLimit = 'max-retries' | 'max-total-wait';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { describeIssues } from './errors';
 import { fencingTokenSchema } from './lockSchemas';
 import { redact, redactionTotal } from './redaction';
 
@@ -33,7 +34,7 @@ export function admitLeaseAction(request: unknown): GateVerdict {
   if (!parsed.success)
     return {
       admitted: false,
-      reason: parsed.error.issues.map((i) => `${i.path.join('.') || 'request'}: ${i.message}`).join('; '),
+      reason: describeIssues(parsed.error).join('; '),
     };
   if (parsed.data.source !== 'lock_client')
     return { admitted: false, reason: `source ${parsed.data.source} may not take lease actions` };
@@ -49,7 +50,7 @@ export function admitDraft(request: unknown, sensitiveTenants: readonly string[]
   if (!parsed.success)
     return {
       admitted: false,
-      reason: parsed.error.issues.map((i) => `${i.path.join('.') || 'request'}: ${i.message}`).join('; '),
+      reason: describeIssues(parsed.error).join('; '),
     };
   const left = redactionTotal(redact(parsed.data.text, sensitiveTenants).counts);
   if (left > 0) return { admitted: false, reason: `text is not redacted (${left} item(s) would be removed)` };

@@ -1,8 +1,21 @@
 import type { z } from 'zod';
 
+/**
+ * The failure type names lockwarden raises, across Temporal too: callers match on these, and retry
+ * policies list the non-retryable ones. Defined here once; every error class and failure uses them.
+ */
+export const FAILURE_TYPES = {
+  invalidLockRequest: 'InvalidLockRequest',
+  invalidConfiguration: 'InvalidConfiguration',
+  lockNotAcquired: 'LockNotAcquired',
+  leaseLost: 'LeaseLost',
+  leaseActionDenied: 'LeaseActionDenied',
+  invalidOperatorAnswer: 'InvalidOperatorAnswer',
+} as const;
+
 /** Thrown when a lock request fails validation; the message names each bad field and what is accepted. */
 export class InvalidLockRequestError extends Error {
-  override readonly name = 'InvalidLockRequest';
+  override readonly name = FAILURE_TYPES.invalidLockRequest;
   constructor(
     readonly what: string,
     readonly problems: string[],
@@ -13,12 +26,12 @@ export class InvalidLockRequestError extends Error {
 
 /** Type guard for {@link InvalidLockRequestError}, also across a serialization boundary (by name). */
 export function isInvalidLockRequest(error: unknown): error is InvalidLockRequestError {
-  return error instanceof Error && error.name === 'InvalidLockRequest';
+  return error instanceof Error && error.name === FAILURE_TYPES.invalidLockRequest;
 }
 
 /** Thrown when configuration read from the environment is invalid; names each variable at fault. */
 export class InvalidConfigurationError extends Error {
-  override readonly name = 'InvalidConfiguration';
+  override readonly name = FAILURE_TYPES.invalidConfiguration;
   constructor(readonly problems: string[]) {
     super(`invalid configuration: ${problems.join('; ')}`);
   }
@@ -26,11 +39,15 @@ export class InvalidConfigurationError extends Error {
 
 /** Type guard for {@link InvalidConfigurationError}. */
 export function isInvalidConfiguration(error: unknown): error is InvalidConfigurationError {
-  return error instanceof Error && error.name === 'InvalidConfiguration';
+  return error instanceof Error && error.name === FAILURE_TYPES.invalidConfiguration;
 }
 
 /** Error type names that retrying cannot fix; activities and workflows declare them non-retryable. */
-export const NON_RETRYABLE_ERROR_TYPES = ['InvalidLockRequest', 'InvalidConfiguration'] as const;
+export const NON_RETRYABLE_ERROR_TYPES = [
+  FAILURE_TYPES.invalidLockRequest,
+  FAILURE_TYPES.invalidConfiguration,
+  FAILURE_TYPES.leaseActionDenied,
+];
 
 /** Renders zod issues as `path: message` lines, the form every typed error above carries. */
 export function describeIssues(error: z.ZodError): string[] {
@@ -41,18 +58,16 @@ export function describeIssues(error: z.ZodError): string[] {
 
 /** Thrown by the client's `acquire` (and by withLock) when a session ends without holding the lease. */
 export class LockNotAcquiredError extends Error {
-  override readonly name = 'LockNotAcquired';
+  override readonly name = FAILURE_TYPES.lockNotAcquired;
   constructor(
     readonly key: string,
-    readonly outcome: { status: string; reason?: string; why?: string },
+    readonly outcome: { status: string; reason?: string },
   ) {
-    super(
-      `lock ${key} was not acquired: ${outcome.status}${outcome.reason ? ` (${outcome.reason})` : outcome.why ? ` (${outcome.why})` : ''}`,
-    );
+    super(`lock ${key} was not acquired: ${outcome.status}${outcome.reason ? ` (${outcome.reason})` : ''}`);
   }
 }
 
 /** Type guard for {@link LockNotAcquiredError}. */
 export function isLockNotAcquired(error: unknown): error is LockNotAcquiredError {
-  return error instanceof Error && error.name === 'LockNotAcquired';
+  return error instanceof Error && error.name === FAILURE_TYPES.lockNotAcquired;
 }

@@ -36,17 +36,16 @@ export type GuardedStep =
   | { kind: 'abandon'; reason: string };
 
 /**
- * The rules no decision maker can override, applied after any provider: the harness's own deadlock
- * finding wins (a model's flag is ignored either way), a spent budget escalates whatever was decided,
- * a retry without a delay never reaches a sleep, and every sleep is bounded by `boundRetryDelay`.
+ * The rules no decision maker can override, applied once, in the workflow, after any provider: a
+ * model's deadlock flag is ignored (the harness's own wait-for graph decides that, before any
+ * decision is asked), a spent budget escalates whatever was decided, a retry without a delay never
+ * reaches a sleep, and every sleep is bounded by `boundRetryDelay`.
  */
 export function guardDecision(
   decision: RetryDecision,
   progress: RetryProgress,
   budget: RetryBudget,
-  harnessDeadlock: string | null,
 ): GuardedStep {
-  if (harnessDeadlock) return { kind: 'escalate', reason: `deadlock: ${harnessDeadlock}`, deadlock: true };
   if (decision.decision === 'abandon') return { kind: 'abandon', reason: decision.explanation };
   if (decision.decision === 'escalate') {
     return { kind: 'escalate', reason: decision.escalation_reason ?? decision.explanation, deadlock: false };

@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { connectClient } from '../client/connect';
 import { acquire, release } from '../client/lockwardenClient';
 import { isLockNotAcquired } from '../policy/errors';
-import { DEFAULT_TASK_QUEUE } from '../policy/constants';
+import { DEFAULT_TASK_QUEUE, DEFAULT_UI_URL } from '../policy/constants';
 
 // The README's main job: many requesters contend for two keys through a running worker, and the
 // outcome is checked against the lock service's own timeline (tokens and service times).
@@ -10,7 +10,7 @@ import { DEFAULT_TASK_QUEUE } from '../policy/constants';
 const KEYS = ['demo/billing-export', 'demo/leader-election'];
 const REQUESTERS_PER_KEY = Number(process.env.DEMO_REQUESTERS_PER_KEY ?? 5);
 const taskQueue = process.env.LOCKWARDEN_TASK_QUEUE ?? DEFAULT_TASK_QUEUE;
-const uiBaseUrl = process.env.TEMPORAL_UI_URL ?? 'http://localhost:8233';
+const uiBaseUrl = process.env.TEMPORAL_UI_URL ?? DEFAULT_UI_URL;
 
 interface Hold {
   key: string;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts, stops or reports the local Temporal dev server (loopback, UI on 8233, history in a file).
 # Idempotent: `start` reuses a healthy server already listening on the address.
-#   scripts/temporal-server.sh start|stop|status
+#   scripts/temporal-server.sh start|stop|status|settings
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -16,6 +16,14 @@ log_file="$data_dir/temporal.log"
 temporal_bin() { bash "$here/install-temporal.sh"; }
 healthy() { "$1" operator cluster health --address "$address" >/dev/null 2>&1; }
 search_attributes() { grep -v '^#' "$here/search-attributes.txt" | grep -v '^$'; }
+
+# The dev server's defaults are a cluster's: each history queue processor polls its tasks at most
+# 20 times a second (a workflow or activity task waits up to 50 ms to be dispatched, about 40 ms a hop),
+# and timers fire at least timerProcessorMaxTimeShift (1 s, an allowance for clock shift between
+# hosts) late. A single host needs neither; lock hand-offs are hops and back-offs are sub-second.
+# The compose file's dynamic config sets the same; tests that start a dev server of their own read
+# this list (dispatch_settings), so every server runs alike.
+dispatch_settings() { grep -v '^#' "$here/dev-server-settings.txt" | grep -v '^$'; }
 
 register_search_attributes() {
   local bin="$1" existing name type
@@ -37,12 +45,10 @@ start() {
   fi
   local sa_flags=()
   for entry in $(search_attributes); do sa_flags+=(--search-attribute "$entry"); done
-  # Timers are scheduled at least timerProcessorMaxTimeShift (1 s by default, an allowance for clock
-  # shift between hosts) in the future; a single-host dev server needs none, and lock back-offs are
-  # sub-second, so shrink it.
+  local dc_flags=()
+  while read -r setting; do dc_flags+=(--dynamic-config-value "$setting"); done < <(dispatch_settings)
   nohup "$bin" server start-dev --ip 127.0.0.1 --port "$port" --ui-port "$ui_port" \
-    --db-filename "$data_dir/temporal.db" --log-level warn "${sa_flags[@]}" \
-    --dynamic-config-value 'history.timerProcessorMaxTimeShift="20ms"' \
+    --db-filename "$data_dir/temporal.db" --log-level warn "${sa_flags[@]}" "${dc_flags[@]}" \
     >"$log_file" 2>&1 &
   echo $! >"$pid_file"
   for _ in $(seq 1 120); do
@@ -78,7 +84,8 @@ status() {
 
 case "${1:-}" in
   start) start ;;
+  settings) dispatch_settings ;;
   stop) stop ;;
   status) status ;;
-  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|status|settings" >&2; exit 2 ;;
 esac

@@ -175,3 +175,14 @@ describe('the boundary in the code', () => {
     expect(prompt.redactions).toMatchObject({ token: 1, deadline: 1, credential: 1 });
   });
 });
+
+describe('policy/ is pure', () => {
+  it('reaches no Temporal package, no driver and no Node built-in with I/O, from any of its modules', () => {
+    const modules = fs
+      .readdirSync(at('policy'))
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => at('policy', f));
+    const reached = [...reachableImports(modules)].filter((r) => !r.startsWith('/'));
+    expect(reached.filter((r) => r !== 'zod')).toEqual([]);
+  });
+});

@@ -7,8 +7,8 @@ import { activitySummaries } from './support/history';
 import { freshSqliteLockService, silentLog, unique, withWorker } from './support/temporalFixture';
 import { waitFor } from './support/waitFor';
 
-// A second dev server of our own, told to suggest continue-as-new after 40 history events, so a
-// holding session reaches that point within seconds instead of days.
+// A second dev server of our own, started like the main one but told to suggest continue-as-new after
+// 40 history events, so a session reaches that point within seconds instead of days.
 const PORT = 7245;
 function startSmallHistoryServer(): ChildProcess {
   const root = path.join(__dirname, '..');
@@ -20,6 +20,11 @@ function startSmallHistoryServer(): ChildProcess {
     .split('\n')
     .filter((l) => l && !l.startsWith('#'))
     .flatMap((entry) => ['--search-attribute', entry]);
+  const settings = execFileSync('bash', [path.join(root, 'scripts', 'temporal-server.sh'), 'settings'])
+    .toString('utf8')
+    .split('\n')
+    .filter(Boolean)
+    .flatMap((setting) => ['--dynamic-config-value', setting]);
   return spawn(
     temporal,
     [
@@ -33,10 +38,9 @@ function startSmallHistoryServer(): ChildProcess {
       '--log-level',
       'error',
       ...attributes,
+      ...settings,
       '--dynamic-config-value',
       'limit.historyCount.suggestContinueAsNew=40',
-      '--dynamic-config-value',
-      'history.timerProcessorMaxTimeShift="20ms"',
     ],
     { stdio: 'ignore' },
   );

@@ -5,7 +5,7 @@ import { createDecisionActivities } from '../activities/decisionActivities';
 import { LATENCY_FLOOR_MS } from '../policy/constants';
 import { guardDecision } from '../policy/guardrails';
 import type { DecisionRecord } from '../policy/retryDecision';
-import { baseInput, budget, VALID_DECISION as VALID } from './support/decisionInputs';
+import { baseInput, baseProgress, budget, VALID_DECISION as VALID } from './support/decisionInputs';
 import { type FakeAnswer, FakeMessagesApi } from './support/fakeMessagesApi';
 
 const valid: FakeAnswer = { kind: 'tool', input: VALID };
@@ -187,11 +187,11 @@ describe('retry decision against a misbehaving Messages API', () => {
           baseInput,
         )
       ).decision;
-    const step = guardDecision(decision, baseInput.progress, budget, null);
+    const step = guardDecision(decision, baseProgress, budget);
     if (step.kind === 'sleep') {
       expect(step.sleepMs).toBeGreaterThanOrEqual(LATENCY_FLOOR_MS);
       expect(step.sleepMs).toBeLessThanOrEqual(
-        Math.min(budget.maxBackoffMs, budget.maxTotalWaitMs - baseInput.progress.elapsedMs),
+        Math.min(budget.maxBackoffMs, budget.maxTotalWaitMs - baseProgress.elapsedMs),
       );
     }
     outcomes.push(

@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import type { OnCallConfig } from '../activities/oncallActivities';
+import { DEFAULT_ONCALL, type OnCallConfig } from '../activities/oncallActivities';
 import { DEFAULT_LOCK_SERVICE_URL } from '../locks/openLockService';
-import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../policy/constants';
+import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, DEFAULT_TEMPORAL_ADDRESS } from '../policy/constants';
 import { describeIssues, InvalidConfigurationError } from '../policy/errors';
 
 const workerConfigSchema = z.object({
   TEMPORAL_ADDRESS: z
     .string()
     .regex(/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/, 'must be host:port')
-    .default('127.0.0.1:7233'),
+    .default(DEFAULT_TEMPORAL_ADDRESS),
   TEMPORAL_NAMESPACE: z.string().min(1).default(DEFAULT_NAMESPACE),
   LOCKWARDEN_TASK_QUEUE: z.string().min(1).max(200).default(DEFAULT_TASK_QUEUE),
   LOCK_SERVICE_URL: z.string().min(1).default(DEFAULT_LOCK_SERVICE_URL),
@@ -20,12 +20,8 @@ const workerConfigSchema = z.object({
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'silent']).default('info'),
   ONCALL_WEBHOOK_URL: z.url().optional(),
   LOCKWARDEN_ESCALATIONS_FILE: z.string().min(1).default('.data/escalations.jsonl'),
-  LOCKWARDEN_REVIEW_WINDOW_MS: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(10 * 60 * 1000),
-  LOCKWARDEN_REVIEW_THRESHOLD: z.coerce.number().int().min(1).default(3),
+  LOCKWARDEN_REVIEW_WINDOW_MS: z.coerce.number().int().positive().default(DEFAULT_ONCALL.reviewWindowMs),
+  LOCKWARDEN_REVIEW_THRESHOLD: z.coerce.number().int().min(1).default(DEFAULT_ONCALL.reviewThreshold),
   METRICS_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
 });
 

@@ -8,8 +8,10 @@ import {
 } from '@temporalio/workflow';
 import type { AcquireRequestInput } from '../policy/acquireRequest';
 import { acquisitionWorkflowId } from '../policy/constants';
+import { FAILURE_TYPES } from '../policy/errors';
 import type { Lease } from '../policy/lockSchemas';
-import { type LeaseAnswer, lockSessionUpdate, requestRelease } from '../policy/sessionMessages';
+import type { LeaseAnswer } from '../policy/session';
+import { lockSessionUpdate, requestRelease } from '../temporal/messages';
 import { acquireLock } from './acquireLock';
 
 /**
@@ -38,7 +40,7 @@ export async function withLock<T>(
   if (first.status === 'ended') {
     throw ApplicationFailure.nonRetryable(
       `lock ${request.key} was not acquired: ${first.outcome.status}`,
-      'LockNotAcquired',
+      FAILURE_TYPES.lockNotAcquired,
       first.outcome,
     );
   }
@@ -51,7 +53,7 @@ export async function withLock<T>(
       // Work done after the loss ran unprotected; fenced writes with this token were refused.
       throw ApplicationFailure.nonRetryable(
         `lease on ${request.key} was lost while held: ${outcome.reason}`,
-        'LeaseLost',
+        FAILURE_TYPES.leaseLost,
         outcome,
       );
     }

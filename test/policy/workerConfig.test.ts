@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { openLockService } from '../../locks/openLockService';
-import { SEARCH_ATTRIBUTES } from '../../policy/constants';
+import { SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
 import { InvalidConfigurationError } from '../../policy/errors';
 import { loadWorkerConfig } from '../../worker/config';
 

@@ -1,5 +1,6 @@
-import type { DecideRetryInput } from '../../activities/decisionActivities';
 import { retryBudgetSchema } from '../../policy/acquireRequest';
+import type { RetryProgress } from '../../policy/guardrails';
+import type { PolicyInput } from '../../policy/retryDecision';
 
 /** A decision that passes the strict schema: what a well-behaved model answers. */
 export const VALID_DECISION = {
@@ -22,7 +23,7 @@ export const budget = retryBudgetSchema.parse({
 });
 
 /** A decision request after a second denial, with the holder's lease far from expiry. */
-export const baseInput: DecideRetryInput = {
+export const baseInput: PolicyInput = {
   context: {
     lockName: 'billing/nightly-export',
     requester: 'replica-b',
@@ -45,7 +46,7 @@ export const baseInput: DecideRetryInput = {
   },
   tuning: { baseBackoffMs: 100, maxBackoffMs: 2_000, previousBackoffMs: 100, queueTicketMs: 30_000 },
   jitterSample: 0.5,
-  progress: { attempts: 2, elapsedMs: 2_000 },
-  budget,
-  harnessDeadlock: null,
 };
+
+/** How far the session of {@link baseInput} has got, for the guardrails. */
+export const baseProgress: RetryProgress = { attempts: 2, elapsedMs: 2_000 };

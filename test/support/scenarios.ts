@@ -1,4 +1,6 @@
 import type { Client } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
+import type { EscalationStore } from '../../activities/escalationStore';
 import {
   acquire,
   acquisitionWorkflowId,
@@ -9,216 +11,402 @@ import {
   stateOf,
 } from '../../client/lockwardenClient';
 import type { LockService } from '../../locks/lockService';
-import type { FakeAnswer } from './fakeMessagesApi';
+import { releaseWorkflowId } from '../../policy/constants';
+import type { Lease } from '../../policy/lockSchemas';
+import { resolveEscalationSignal } from '../../temporal/messages';
+import { SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
+import type { FakeAnswer, FakeMessagesApi } from './fakeMessagesApi';
+import { activitySummaries, timerSummaries } from './history';
 import { waitFor } from './waitFor';
 
+/** What a scenario runs against: a worker on `taskQueue`, its lock service and escalation store. */
+export interface ScenarioContext {
+  client: Client;
+  taskQueue: string;
+  locks: LockService;
+  escalations: EscalationStore;
+  /** The fake Messages API the worker decides through, when the scenario scripts a model. */
+  model: FakeMessagesApi | null;
+  /** Makes names unique to this run. */
+  tag: string;
+}
+
+/** What every scenario returns: the workflow ids whose histories are recorded, by history name. */
+export interface ScenarioRun {
+  histories: Record<string, string>;
+}
+
 /**
- * One named path through the workflows, run against a real worker. `run` returns the workflow ids to
- * record, by history name (`<scenario>` or `<scenario>-<part>`).
+ * One named path through the workflows, written once: the session tests run it and assert on what it
+ * observed; scripts/recordHistories.ts runs it and commits the histories it names for replay.
  */
-export interface Scenario {
+export interface Scenario<R extends ScenarioRun = ScenarioRun> {
   name: string;
   /** When set, the worker decides through the real SDK against a fake Messages API scripted so. */
   model?: FakeAnswer[];
-  run(client: Client, taskQueue: string, locks: LockService, tag: string): Promise<Record<string, string>>;
+  run(ctx: ScenarioContext): Promise<R>;
+}
+
+const phaseIs = (client: Client, workflowId: string, wanted: string) => async () =>
+  (await stateOf(client, workflowId)).phase === wanted;
+
+const historyOf = (client: Client, workflowId: string): Promise<temporal.api.history.v1.IHistory> =>
+  client.workflow.getHandle(workflowId).fetchHistory();
+
+/** Takes `key` for `requester` directly at the lock service (an outside holder). */
+async function holdOutside(locks: LockService, key: string, requester: string): Promise<Lease> {
+  const held = await locks.tryAcquire({ key, requester, ttlMs: 60_000 });
+  if (!held.granted) throw new Error(`scenario setup: ${key} is already held`);
+  return held.lease;
+}
+
+/** Releases the lease a session holds now, through the session. */
+async function releaseHeld(client: Client, workflowId: string) {
+  return release(client, (await stateOf(client, workflowId)).lease!);
 }
 
 const modelDecision = (patch: Record<string, unknown>): FakeAnswer => ({
   kind: 'tool',
   input: {
     decision: 'retry',
-    retry_after_ms: 120_000,
+    retry_after_ms: 300,
     backoff_strategy: 'exponential',
-    lease_renewal_instruction: null,
+    lease_renewal_instruction: 'renew the lease every 5 s',
     starvation_risk: 'medium',
     deadlock_detected: false,
     escalation_reason: null,
-    explanation: 'The holder is busy.',
+    explanation: 'The holder is busy; wait a little.',
     ...patch,
   },
 });
 
-const phase = (client: Client, workflowId: string, wanted: string) => async () =>
-  (await stateOf(client, workflowId)).phase === wanted;
+export const fastPathHoldRelease = {
+  name: 'session-fast-path-hold-release',
+  async run({ client, taskQueue, locks, tag }: ScenarioContext) {
+    const key = `fast-${tag}`;
+    const { lease, session } = await acquire(
+      client,
+      { key, requester: 'replica-a', ttlMs: 900 },
+      { taskQueue },
+    );
+    const holding = await stateOf(client, session.workflowId);
+    const description = await client.workflow.getHandle(session.workflowId).describe();
+    const serviceHolder = (await locks.inspect(key)).holder;
+    await waitFor(
+      'two renewals',
+      async () =>
+        activitySummaries(await historyOf(client, session.workflowId)).filter((s) => s.startsWith('renew'))
+          .length >= 2,
+    );
+    const released = await release(client, lease);
+    const outcome = await session.result();
+    return {
+      histories: { 'session-fast-path-hold-release': session.workflowId },
+      key,
+      lease,
+      holding,
+      lockState: description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.lockState),
+      lockKey: description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.lockKey),
+      staticSummary: await description.staticSummary(),
+      serviceHolder,
+      released,
+      outcome,
+      holderAfter: (await locks.inspect(key)).holder,
+    };
+  },
+} satisfies Scenario;
+
+export const retryThenAcquire = {
+  name: 'session-retry-then-acquire',
+  async run({ client, taskQueue, locks, tag }: ScenarioContext) {
+    const key = `contended-${tag}`;
+    const outside = await holdOutside(locks, key, 'outsider');
+    const session = await startAcquisition(
+      client,
+      { key, requester: 'replica-b', budget: { baseBackoffMs: 50, maxBackoffMs: 200 } },
+      { taskQueue },
+    );
+    await waitFor(
+      'two back-offs',
+      async () => timerSummaries(await historyOf(client, session.workflowId)).length >= 2,
+    );
+    // Released outside lockwarden: no wake-up signal, the next timer finds the key free.
+    await locks.release(outside);
+    await waitFor('holding', phaseIs(client, session.workflowId, 'holding'));
+    const holding = await stateOf(client, session.workflowId);
+    await releaseHeld(client, session.workflowId);
+    await session.result();
+    return {
+      histories: { 'session-retry-then-acquire': session.workflowId },
+      holding,
+      timerSummaries: timerSummaries(await historyOf(client, session.workflowId)),
+    };
+  },
+} satisfies Scenario;
+
+export const wakeOnRelease = {
+  name: 'session-wake-on-release',
+  async run({ client, taskQueue, tag }: ScenarioContext) {
+    const key = `wake-${tag}`;
+    const holder = await acquire(client, { key, requester: 'holder' }, { taskQueue });
+    const waiter = await startAcquisition(
+      client,
+      { key, requester: 'waiter', budget: { baseBackoffMs: 8_000, maxBackoffMs: 8_000 } },
+      { taskQueue },
+    );
+    await waitFor('the waiter backing off', phaseIs(client, waiter.workflowId, 'backing-off'));
+    const releasedAt = Date.now();
+    await release(client, holder.lease);
+    await waitFor('the waiter holding', phaseIs(client, waiter.workflowId, 'holding'));
+    const handoffMs = Date.now() - releasedAt;
+    await releaseHeld(client, waiter.workflowId);
+    await waiter.result();
+    const history = await historyOf(client, waiter.workflowId);
+    return {
+      histories: {
+        'session-wake-on-release-holder': holder.session.workflowId,
+        'session-wake-on-release-waiter': waiter.workflowId,
+      },
+      handoffMs,
+      timerCanceled: (history.events ?? []).some((e) => e.timerCanceledEventAttributes),
+      timerSummaries: timerSummaries(history),
+    };
+  },
+} satisfies Scenario;
+
+export const escalateOperatorRetry = {
+  name: 'session-escalate-operator-retry',
+  async run({ client, taskQueue, locks, escalations, tag }: ScenarioContext) {
+    const key = `operator-${tag}`;
+    const stuck = await holdOutside(locks, key, 'stuck-job');
+    const session = await startAcquisition(
+      client,
+      { key, requester: 'replica-b', budget: { maxRetries: 0 } },
+      { taskQueue },
+    );
+    const handle = client.workflow.getHandle(session.workflowId);
+    await waitFor('escalated', phaseIs(client, session.workflowId, 'escalated'));
+    const escalated = await stateOf(client, session.workflowId);
+    const recorded = await escalations.recentForKey(key, new Date(0));
+    // A malformed answer from the UI's Send Signal is ignored and counted; the session still waits.
+    await handle.signal(resolveEscalationSignal, { action: 'retry', operator: '', reason: 'typo' });
+    await locks.release(stuck);
+    const applied = await resolve(client, session.workflowId, {
+      action: 'retry',
+      extraRetries: 3,
+      operator: 'alice',
+      reason: 'stuck job killed',
+    });
+    await waitFor('holding', phaseIs(client, session.workflowId, 'holding'));
+    const holding = await stateOf(client, session.workflowId);
+    // An answer the holding session cannot take is refused, and the caller is told why.
+    const refusal = await resolve(client, session.workflowId, {
+      action: 'abandon',
+      operator: 'bob',
+      reason: 'late',
+    }).then(
+      () => null,
+      (error: Error & { cause?: Error }) => error.cause?.message ?? error.message,
+    );
+    await releaseHeld(client, session.workflowId);
+    return {
+      histories: { 'session-escalate-operator-retry': session.workflowId },
+      escalated,
+      recorded,
+      applied,
+      holding,
+      refusal,
+      outcome: await session.result(),
+    };
+  },
+} satisfies Scenario;
+
+export const escalateTimeoutAbandon = {
+  name: 'session-escalate-timeout-abandon',
+  async run({ client, taskQueue, locks, tag }: ScenarioContext) {
+    const key = `timeout-${tag}`;
+    await holdOutside(locks, key, 'stuck-job');
+    const session = await startAcquisition(
+      client,
+      { key, requester: 'challenger', budget: { maxRetries: 0 }, escalationTimeoutMs: 1_000 },
+      { taskQueue },
+    );
+    const outcome = await session.result();
+    return {
+      histories: { 'session-escalate-timeout-abandon': session.workflowId },
+      key,
+      outcome,
+      waitersAfter: (await locks.inspect(key)).waiters,
+    };
+  },
+} satisfies Scenario;
+
+export const modelClampedThenEscalate = {
+  name: 'session-model-clamped-then-escalate',
+  model: [
+    modelDecision({ retry_after_ms: 3_600_000 }),
+    modelDecision({
+      decision: 'escalate',
+      retry_after_ms: null,
+      backoff_strategy: null,
+      escalation_reason: 'holder stuck for too long',
+    }),
+  ],
+  async run({ client, taskQueue, locks, model, tag }: ScenarioContext) {
+    const key = `export-${tag}`;
+    await holdOutside(locks, key, 'replica-a');
+    const session = await startAcquisition(
+      client,
+      {
+        key,
+        requester: 'replica-b',
+        budget: { maxBackoffMs: 250, baseBackoffMs: 50 },
+        escalationTimeoutMs: 1_000,
+      },
+      { taskQueue },
+    );
+    const outcome = await session.result();
+    const history = await historyOf(client, session.workflowId);
+    return {
+      histories: { 'session-model-clamped-then-escalate': session.workflowId },
+      outcome,
+      timerSummaries: timerSummaries(history),
+      activitySummaries: activitySummaries(history),
+      modelRequests: model?.requests.length ?? 0,
+      holderAfter: (await locks.inspect(key)).holder,
+    };
+  },
+} satisfies Scenario;
+
+export const modelOverruledByBudget = {
+  name: 'session-model-overruled-by-budget',
+  model: [modelDecision({ retry_after_ms: 60, backoff_strategy: 'linear', explanation: 'Try again.' })],
+  async run({ client, taskQueue, locks, model, tag }: ScenarioContext) {
+    const key = `overruled-${tag}`;
+    await holdOutside(locks, key, 'stuck-job');
+    const session = await startAcquisition(
+      client,
+      { key, requester: 'replica-b', budget: { maxRetries: 2 }, escalationTimeoutMs: 1_000 },
+      { taskQueue },
+    );
+    return {
+      histories: { 'session-model-overruled-by-budget': session.workflowId },
+      outcome: await session.result(),
+      modelRequests: model?.requests.length ?? 0,
+    };
+  },
+} satisfies Scenario;
+
+export const deadlock = {
+  name: 'session-deadlock',
+  async run({ client, taskQueue, escalations, tag }: ScenarioContext) {
+    const [a, b] = [`deadlock-a-${tag}`, `deadlock-b-${tag}`];
+    const holdA = await acquire(client, { key: a, requester: 'alpha' }, { taskQueue });
+    const holdB = await acquire(client, { key: b, requester: 'beta' }, { taskQueue });
+    const budget = { baseBackoffMs: 50, maxBackoffMs: 200 };
+    const alphaWaits = await startAcquisition(client, { key: b, requester: 'alpha', budget }, { taskQueue });
+    const betaWaits = await startAcquisition(client, { key: a, requester: 'beta', budget }, { taskQueue });
+    const betaOutcome = await betaWaits.result();
+    await waitFor('alpha escalated', phaseIs(client, alphaWaits.workflowId, 'escalated'));
+    const alphaEscalated = await stateOf(client, alphaWaits.workflowId);
+    const escalationsRecorded =
+      (await escalations.recentForKey(a, new Date(0))) + (await escalations.recentForKey(b, new Date(0)));
+    await resolve(client, alphaWaits.workflowId, {
+      action: 'abandon',
+      operator: 'bob',
+      reason: 'breaking the cycle',
+    });
+    const alphaOutcome = await alphaWaits.result();
+    await release(client, holdA.lease);
+    await release(client, holdB.lease);
+    return {
+      histories: {
+        'session-deadlock-escalator': alphaWaits.workflowId,
+        'session-deadlock-halted': betaWaits.workflowId,
+      },
+      betaOutcome,
+      alphaEscalated,
+      escalationsRecorded,
+      alphaOutcome,
+    };
+  },
+} satisfies Scenario;
+
+export const leaseLost = {
+  name: 'session-lease-lost',
+  async run({ client, taskQueue, locks, tag }: ScenarioContext) {
+    const key = `lost-${tag}`;
+    const { lease, session } = await acquire(
+      client,
+      { key, requester: 'replica-a', ttlMs: 1_500 },
+      { taskQueue },
+    );
+    // Another party takes the key under the session's feet (as after a pause past the TTL).
+    const releasedOutside = await locks.release(lease);
+    const intruder = await holdOutside(locks, key, 'replica-b');
+    const outcome = await session.result();
+    return {
+      histories: { 'session-lease-lost': session.workflowId },
+      lease,
+      releasedOutside,
+      intruder,
+      outcome,
+      serviceAfter: await locks.inspect(key),
+      activitySummaries: activitySummaries(await historyOf(client, session.workflowId)),
+    };
+  },
+} satisfies Scenario;
+
+export const withLockHoldLockFor = {
+  name: 'withLock-holdLockFor',
+  async run({ client, taskQueue, locks, tag }: ScenarioContext) {
+    const key = `job-${tag}`;
+    const workflowId = `job/${tag}`;
+    const sessionId = acquisitionWorkflowId(key, 'nightly-job');
+    const lease = await client.workflow.execute<(r: object, ms: number) => Promise<Lease>>('holdLockFor', {
+      taskQueue,
+      workflowId,
+      args: [{ key, requester: 'nightly-job' }, 300],
+    });
+    return {
+      histories: { 'withLock-holdLockFor-parent': workflowId, 'withLock-holdLockFor-session': sessionId },
+      key,
+      lease,
+      holderAfter: (await locks.inspect(key)).holder,
+      sessionOutcome: await client.workflow.getHandle(sessionId).result(),
+    };
+  },
+} satisfies Scenario;
+
+export const releaseLockFenced = {
+  name: 'releaseLock-fenced',
+  async run({ client, taskQueue, locks, tag }: ScenarioContext) {
+    const key = `release-${tag}`;
+    const held = await holdOutside(locks, key, 'owner');
+    const stale = await forceRelease(client, { ...held, token: '999' }, { taskQueue });
+    const holderAfterStale = (await locks.inspect(key)).holder;
+    const current = await forceRelease(client, held, { taskQueue });
+    return {
+      histories: { 'releaseLock-fenced': releaseWorkflowId(key, 'owner', held.token) },
+      stale,
+      holderAfterStale,
+      current,
+      holderAfter: (await locks.inspect(key)).holder,
+    };
+  },
+} satisfies Scenario;
 
 /** The paths whose histories are committed under test/histories and replayed on every run. */
 export const SCENARIOS: Scenario[] = [
-  {
-    name: 'session-fast-path-hold-release',
-    async run(client, taskQueue, _locks, tag) {
-      const { lease, session } = await acquire(
-        client,
-        { key: `fast-${tag}`, requester: 'replica-a', ttlMs: 900 },
-        { taskQueue },
-      );
-      await new Promise((r) => setTimeout(r, 700)); // long enough for two renewals
-      await release(client, lease);
-      await session.result();
-      return { 'session-fast-path-hold-release': session.workflowId };
-    },
-  },
-  {
-    name: 'session-retry-then-acquire',
-    async run(client, taskQueue, locks, tag) {
-      const key = `contended-${tag}`;
-      const held = await locks.tryAcquire({ key, requester: 'outsider', ttlMs: 60_000 });
-      if (!held.granted) throw new Error('scenario setup: key already held');
-      const session = await startAcquisition(
-        client,
-        { key, requester: 'replica-b', budget: { baseBackoffMs: 50, maxBackoffMs: 150 } },
-        { taskQueue },
-      );
-      await new Promise((r) => setTimeout(r, 600));
-      await locks.release(held.lease);
-      await waitFor('holding', phase(client, session.workflowId, 'holding'));
-      await release(client, (await stateOf(client, session.workflowId)).lease!);
-      await session.result();
-      return { 'session-retry-then-acquire': session.workflowId };
-    },
-  },
-  {
-    name: 'session-wake-on-release',
-    async run(client, taskQueue, _locks, tag) {
-      const key = `wake-${tag}`;
-      const holder = await acquire(client, { key, requester: 'holder' }, { taskQueue });
-      const waiter = await startAcquisition(
-        client,
-        { key, requester: 'waiter', budget: { baseBackoffMs: 8_000, maxBackoffMs: 8_000 } },
-        { taskQueue },
-      );
-      await waitFor('backing off', phase(client, waiter.workflowId, 'backing-off'));
-      await release(client, holder.lease);
-      await waitFor('holding', phase(client, waiter.workflowId, 'holding'));
-      await release(client, (await stateOf(client, waiter.workflowId)).lease!);
-      await waiter.result();
-      return {
-        'session-wake-on-release-holder': holder.session.workflowId,
-        'session-wake-on-release-waiter': waiter.workflowId,
-      };
-    },
-  },
-  {
-    name: 'session-escalate-operator-retry',
-    model: [
-      modelDecision({}),
-      modelDecision({
-        decision: 'escalate',
-        retry_after_ms: null,
-        backoff_strategy: null,
-        escalation_reason: 'holder stuck',
-      }),
-      modelDecision({}),
-    ],
-    async run(client, taskQueue, locks, tag) {
-      const key = `operator-${tag}`;
-      const held = await locks.tryAcquire({ key, requester: 'stuck-job', ttlMs: 60_000 });
-      if (!held.granted) throw new Error('scenario setup');
-      const session = await startAcquisition(
-        client,
-        { key, requester: 'challenger', budget: { maxBackoffMs: 200, baseBackoffMs: 50 } },
-        { taskQueue },
-      );
-      await waitFor('escalated', phase(client, session.workflowId, 'escalated'));
-      await locks.release(held.lease);
-      await resolve(client, session.workflowId, {
-        action: 'retry',
-        extraRetries: 2,
-        operator: 'alice',
-        reason: 'job killed',
-      });
-      await waitFor('holding', phase(client, session.workflowId, 'holding'));
-      await release(client, (await stateOf(client, session.workflowId)).lease!);
-      await session.result();
-      return { 'session-escalate-operator-retry': session.workflowId };
-    },
-  },
-  {
-    name: 'session-escalate-timeout-abandon',
-    async run(client, taskQueue, locks, tag) {
-      const key = `timeout-${tag}`;
-      await locks.tryAcquire({ key, requester: 'stuck-job', ttlMs: 60_000 });
-      const session = await startAcquisition(
-        client,
-        {
-          key,
-          requester: 'challenger',
-          budget: { maxRetries: 1, baseBackoffMs: 50 },
-          escalationTimeoutMs: 1_000,
-        },
-        { taskQueue },
-      );
-      await session.result();
-      return { 'session-escalate-timeout-abandon': session.workflowId };
-    },
-  },
-  {
-    name: 'session-deadlock',
-    async run(client, taskQueue, _locks, tag) {
-      const [a, b] = [`deadlock-a-${tag}`, `deadlock-b-${tag}`];
-      const holdA = await acquire(client, { key: a, requester: 'alpha' }, { taskQueue });
-      const holdB = await acquire(client, { key: b, requester: 'beta' }, { taskQueue });
-      const budget = { baseBackoffMs: 50, maxBackoffMs: 200 };
-      const alphaWaits = await startAcquisition(
-        client,
-        { key: b, requester: 'alpha', budget },
-        { taskQueue },
-      );
-      const betaWaits = await startAcquisition(client, { key: a, requester: 'beta', budget }, { taskQueue });
-      await betaWaits.result();
-      await waitFor('escalated', phase(client, alphaWaits.workflowId, 'escalated'));
-      await resolve(client, alphaWaits.workflowId, {
-        action: 'abandon',
-        operator: 'bob',
-        reason: 'breaking the cycle',
-      });
-      await alphaWaits.result();
-      await release(client, holdA.lease);
-      await release(client, holdB.lease);
-      return {
-        'session-deadlock-escalator': alphaWaits.workflowId,
-        'session-deadlock-halted': betaWaits.workflowId,
-      };
-    },
-  },
-  {
-    name: 'session-lease-lost',
-    async run(client, taskQueue, locks, tag) {
-      const key = `lost-${tag}`;
-      const { lease, session } = await acquire(
-        client,
-        { key, requester: 'replica-a', ttlMs: 1_500 },
-        { taskQueue },
-      );
-      await locks.release(lease);
-      await locks.tryAcquire({ key, requester: 'replica-b', ttlMs: 60_000 });
-      await session.result();
-      return { 'session-lease-lost': session.workflowId };
-    },
-  },
-  {
-    name: 'withLock-holdLockFor',
-    async run(client, taskQueue, _locks, tag) {
-      const key = `job-${tag}`;
-      const workflowId = `job/${tag}`;
-      await client.workflow.execute('holdLockFor', {
-        taskQueue,
-        workflowId,
-        args: [{ key, requester: 'nightly-job' }, 200],
-      });
-      return {
-        'withLock-holdLockFor-parent': workflowId,
-        'withLock-holdLockFor-session': acquisitionWorkflowId(key, 'nightly-job'),
-      };
-    },
-  },
-  {
-    name: 'releaseLock-fenced',
-    async run(client, taskQueue, locks, tag) {
-      const key = `release-${tag}`;
-      const held = await locks.tryAcquire({ key, requester: 'owner', ttlMs: 60_000 });
-      if (!held.granted) throw new Error('scenario setup: key already held');
-      await forceRelease(client, held.lease, { taskQueue });
-      return { 'releaseLock-fenced': `release/${key}/owner/${held.lease.token}` };
-    },
-  },
+  fastPathHoldRelease,
+  retryThenAcquire,
+  wakeOnRelease,
+  escalateOperatorRetry,
+  escalateTimeoutAbandon,
+  modelClampedThenEscalate,
+  modelOverruledByBudget,
+  deadlock,
+  leaseLost,
+  withLockHoldLockFor,
+  releaseLockFenced,
 ];

@@ -8,6 +8,7 @@ import {
 import pino from 'pino';
 import type { ActivityDeps } from '../../activities';
 import { SqliteLockService } from '../../locks/sqliteLockService';
+import { DEFAULT_TEMPORAL_ADDRESS } from '../../policy/constants';
 import { createLockwardenWorker, WORKFLOWS_PATH } from '../../worker/createWorker';
 import { freshSqlitePath, unique } from './tempFiles';
 
@@ -20,7 +21,7 @@ Runtime.install({
 });
 
 /** Address of the dev server jest's global setup started. */
-export const TEMPORAL_ADDRESS = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
+export const TEMPORAL_ADDRESS = process.env.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS;
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 

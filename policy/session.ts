@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import { describeIssues } from './errors';
+import type { Denial, FencedActionResult, Lease } from './lockSchemas';
+
+/** An operator's answer to an escalation: retry with more budget, or abandon. */
+export const operatorDecisionSchema = z.discriminatedUnion('action', [
+  z.strictObject({
+    action: z.literal('retry'),
+    extraRetries: z.number().int().min(1).max(1_000).default(5),
+    extraWaitMs: z
+      .number()
+      .int()
+      .min(1_000)
+      .max(24 * 60 * 60 * 1000)
+      .default(60_000),
+    operator: z.string().min(1).max(200),
+    reason: z.string().min(1).max(1_000),
+  }),
+  z.strictObject({
+    action: z.literal('abandon'),
+    operator: z.string().min(1).max(200),
+    reason: z.string().min(1).max(1_000),
+  }),
+]);
+export type OperatorDecision = z.output<typeof operatorDecisionSchema>;
+export type OperatorDecisionInput = z.input<typeof operatorDecisionSchema>;
+
+/** The phases of a session, in its `state` query and its `LockState` search attribute. */
+export const SESSION_PHASES = [
+  'acquiring',
+  'backing-off',
+  'escalated',
+  'holding',
+  'released',
+  'lease-lost',
+  'abandoned',
+  'halted',
+] as const;
+export type SessionPhase = (typeof SESSION_PHASES)[number];
+
+/** One decision as the session records it: who answered, what, and what the guardrails applied. */
+export interface RecordedDecision {
+  attempt: number;
+  provider: string;
+  decision: string;
+  retryAfterMs: number | null;
+  appliedMs: number | null;
+  fallbackCause: string | null;
+}
+
+/** Where a session stands, for the `state` query and the UI. */
+export interface SessionState {
+  phase: SessionPhase;
+  key: string;
+  requester: string;
+  attempts: number;
+  /** The last ten decisions, oldest first. */
+  decisions: RecordedDecision[];
+  /** The holder the last denial named (another session), or this session while it holds. */
+  holder: string | null;
+  lease: Lease | null;
+  budgetLeft: { retries: number; waitMs: number };
+  escalation: {
+    reason: string;
+    deadlock: boolean;
+    flaggedForReview: boolean;
+    resolution: OperatorDecision | 'timed-out' | null;
+  } | null;
+  /** Operator answers sent as a signal that failed validation: logged and ignored. */
+  ignoredOperatorAnswers: number;
+}
+
+/** How a session ended. */
+export type SessionOutcome =
+  | { status: 'released'; lease: Lease; attempts: number; heldMs: number }
+  | { status: 'lease-lost'; lease: Lease; attempts: number; reason: string }
+  | { status: 'abandoned'; attempts: number; waitedMs: number; lastDenial: Denial; reason: string }
+  | { status: 'halted'; attempts: number; reason: string };
+
+/** The answer to `awaitLease`: the lease once held, or how the session ended without one. */
+export type LeaseAnswer = { status: 'acquired'; lease: Lease } | { status: 'ended'; outcome: SessionOutcome };
+
+/** The answer to `releaseLease`: the lock service's fenced result, or why there was nothing to release. */
+export type ReleaseAnswer = FencedActionResult | { ok: false; reason: 'not-holding' };
+
+/** A deadlock one session found, told to every other waiting session in the cycle. */
+export interface DeadlockNotice {
+  /** The cycle, readable: "alpha waits for b held by beta; beta waits for a held by alpha". */
+  cycle: string;
+  /** The one session (by requester) that escalates the cycle; the others halt. */
+  escalator: string;
+}
+
+/** An operator's answer, checked against the session it is sent to: usable, or why not. */
+export type OperatorAnswerCheck = { ok: true; answer: OperatorDecision } | { ok: false; problem: string };
+
+/**
+ * Checks an operator's answer before a session acts on it: only a session waiting for an operator
+ * takes one, once, and only an answer of the documented shape.
+ */
+export function checkOperatorAnswer(
+  input: unknown,
+  phase: SessionPhase,
+  alreadyAnswered: boolean,
+): OperatorAnswerCheck {
+  if (phase !== 'escalated')
+    return { ok: false, problem: `the session is ${phase}, not waiting for an operator` };
+  if (alreadyAnswered) return { ok: false, problem: 'the escalation has been answered already' };
+  const parsed = operatorDecisionSchema.safeParse(input);
+  if (!parsed.success) return { ok: false, problem: describeIssues(parsed.error).join('; ') };
+  return { ok: true, answer: parsed.data };
+}

@@ -1,0 +1,45 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type {
+  DeadlockNotice,
+  LeaseAnswer,
+  OperatorDecision,
+  OperatorDecisionInput,
+  ReleaseAnswer,
+  SessionState,
+} from '../policy/session';
+
+// The messages a session answers: what callers, the Temporal UI and other sessions send it. Clients
+// and activities import these definitions as the workflows do, so the names are written once.
+
+/** Sent to a waiting session when the key it waits for is released: it retries at once. */
+export const lockReleased = defineSignal('lockReleased');
+
+/** Asks a holding session to release its lease (fire and forget); see `releaseLease` to wait for it. */
+export const requestRelease = defineSignal('requestRelease');
+
+/** Releases the session's lease, fenced by its token, and answers with the lock service's result. */
+export const releaseLease = defineUpdate<ReleaseAnswer>('releaseLease');
+
+/** Waits until the session holds the lease (answering it) or has ended without one (answering how). */
+export const awaitLease = defineUpdate<LeaseAnswer>('awaitLease');
+
+/**
+ * The operator's answer to an escalated session, as an update: a bad answer, or one sent to a session
+ * that is not waiting for an operator, is refused by the validator and the caller is told why.
+ */
+export const resolveEscalation = defineUpdate<OperatorDecision, [OperatorDecisionInput]>('resolveEscalation');
+
+/**
+ * The same answer as a signal, for the Temporal UI's Send Signal: validated the same way, and an
+ * invalid one is logged and counted in the state (a signal has no one to answer).
+ */
+export const resolveEscalationSignal = defineSignal<[OperatorDecisionInput]>('resolveEscalation');
+
+/** The session's current state. */
+export const sessionState = defineQuery<SessionState>('state');
+
+/** Sent by a session started through withLock to its parent: (session workflow id, what happened). */
+export const lockSessionUpdate = defineSignal<[string, LeaseAnswer]>('lockwarden.sessionUpdate');
+
+/** Tells a waiting session of a deadlock it is part of. */
+export const deadlockFound = defineSignal<[DeadlockNotice]>('deadlockFound');

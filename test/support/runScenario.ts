@@ -1,0 +1,45 @@
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { ActivityDeps } from '../../activities';
+import { createAnthropicDecider } from '../../activities/anthropicDecider';
+import type { EscalationStore } from '../../activities/escalationStore';
+import { FakeMessagesApi } from './fakeMessagesApi';
+import type { Scenario, ScenarioRun } from './scenarios';
+import { withWorker } from './temporalFixture';
+import { unique } from './tempFiles';
+
+/** The model configuration of a worker that decides through the fake Messages API. */
+export const FAKE_MODEL = {
+  apiKey: 'fake',
+  model: 'claude-haiku-4-5',
+  largeModel: 'claude-sonnet-4-5',
+  timeoutMs: 5_000,
+  maxTokens: 512,
+};
+
+/**
+ * Runs one scenario on a fresh worker; a scenario that scripts a model gets a fake Messages API and a
+ * worker that decides through the real SDK against it.
+ */
+export async function runScenario<R extends ScenarioRun>(
+  env: TestWorkflowEnvironment,
+  scenario: Scenario<R>,
+  deps: ActivityDeps & { escalations: EscalationStore },
+): Promise<R> {
+  const model = scenario.model ? await new FakeMessagesApi().start() : null;
+  try {
+    if (model && scenario.model) model.answer(...scenario.model);
+    const decider = model ? createAnthropicDecider({ ...FAKE_MODEL, baseURL: model.baseURL }) : deps.decider;
+    return await withWorker(env, { ...deps, decider }, (taskQueue) =>
+      scenario.run({
+        client: env.client,
+        taskQueue,
+        locks: deps.locks,
+        escalations: deps.escalations,
+        model,
+        tag: unique('s'),
+      }),
+    );
+  } finally {
+    await model?.stop();
+  }
+}

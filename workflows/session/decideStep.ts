@@ -1,0 +1,94 @@
+import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../../activities';
+import { buildDecisionContext } from '../../policy/decisionContext';
+import type { PolicyTuning } from '../../policy/decisionPolicy';
+import { NON_RETRYABLE_ERROR_TYPES } from '../../policy/errors';
+import { type GuardedStep, guardDecision } from '../../policy/guardrails';
+import type { Denial } from '../../policy/lockSchemas';
+import { type DecisionRecord, type PolicyInput, policyRecord } from '../../policy/retryDecision';
+import type { WaitForEdge } from '../../policy/waitForGraph';
+import type { LockSession } from './lockSession';
+
+// Rate limits and overload are backed off by Temporal, a bounded number of times; after that the
+// workflow's own deterministic policy answers.
+const { decideRetry } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '10 seconds',
+    maximumAttempts: 4,
+    nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
+  },
+});
+
+/** How long the lock service keeps a waiter's place (the contract's default ticket). */
+export const QUEUE_TICKET_MS = 30_000;
+
+/** A decision and what the guardrails made of it. */
+export interface DecidedStep {
+  record: DecisionRecord;
+  step: GuardedStep;
+}
+
+/**
+ * Asks for a retry decision after a denial (model or policy, in the decision activity), then applies
+ * the guardrails, here and only here, and records the decision in the session's state.
+ */
+export async function decideAfterDenial(
+  session: LockSession,
+  denial: Denial,
+  waitForEdges: WaitForEdge[],
+): Promise<DecidedStep> {
+  const attempts = session.state.attempts;
+  const progress = { attempts, elapsedMs: session.waitedMs() };
+  const tuning: PolicyTuning = {
+    baseBackoffMs: session.budget.baseBackoffMs,
+    maxBackoffMs: session.budget.maxBackoffMs,
+    previousBackoffMs: session.previousBackoffMs,
+    queueTicketMs: QUEUE_TICKET_MS,
+  };
+  const context = buildDecisionContext({
+    request: { ...session.request, budget: session.budget },
+    denial,
+    attempts,
+    elapsedMs: progress.elapsedMs,
+    recentDecisions: session.recentDecisions,
+    waitForEdges,
+  });
+  // The workflow's seeded, replay-safe generator.
+  const record = await decide({ context, tuning, jitterSample: Math.random() });
+  const step = guardDecision(record.decision, progress, session.budget);
+
+  session.recentDecisions.push({
+    decision: record.decision.decision,
+    retryAfterMs: record.decision.retry_after_ms ?? null,
+    failureReason: denial.reason,
+  });
+  session.recordDecision({
+    attempt: attempts,
+    provider: record.provider,
+    decision: record.decision.decision,
+    retryAfterMs: record.decision.retry_after_ms ?? null,
+    appliedMs: step.kind === 'sleep' ? step.sleepMs : null,
+    fallbackCause: record.fallbackCause,
+  });
+  session.state.budgetLeft = {
+    retries: Math.max(0, session.budget.maxRetries - (attempts - 1)),
+    waitMs: Math.max(0, session.budget.maxTotalWaitMs - progress.elapsedMs),
+  };
+  return { record, step };
+}
+
+// The decision activity, or the policy when the activity has failed for good.
+async function decide(input: PolicyInput): Promise<DecisionRecord> {
+  try {
+    return await decideRetry.executeWithOptions(
+      { summary: `retry decision, attempt ${input.context.attempt}` },
+      [input],
+    );
+  } catch (error) {
+    if (!(error instanceof ActivityFailure)) throw error;
+    return policyRecord(input, 'model-unavailable', error.cause?.message ?? error.message);
+  }
+}

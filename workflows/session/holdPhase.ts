@@ -1,0 +1,60 @@
+import { condition, workflowInfo } from '@temporalio/workflow';
+import { LATENCY_FLOOR_MS } from '../../policy/constants';
+import type { Lease } from '../../policy/lockSchemas';
+import { lockCalls } from '../lockCalls';
+import type { LockSession, PhaseEnd } from './lockSession';
+import { tellParent, wakeSession } from './peerSignals';
+
+/** A holding session renews at this fraction of the TTL: reviewed here, never taken from a decision. */
+const RENEW_FRACTION = 1 / 3;
+
+/**
+ * The hold: renews the lease only while the lock service still shows the token it issued, until the
+ * caller asks for a release (fenced by the same token) or the lease is lost. Ends with the session's
+ * end, or by continuing as new with the lease.
+ */
+export async function holdUntilReleased(session: LockSession, acquired: Lease): Promise<PhaseEnd> {
+  let lease = acquired;
+  const attempts = () => session.state.attempts;
+  session.startHold(lease);
+  session.enter('holding', `holding ${session.key} with token ${lease.token}`);
+  if (session.request.notifyParent) await tellParent({ status: 'acquired', lease });
+  const renewEveryMs = Math.max(LATENCY_FLOOR_MS, Math.floor(session.request.ttlMs * RENEW_FRACTION));
+  // A run continued from another renews first: the hand-over itself took part of the interval.
+  let renewFirst = session.resumedLease !== null;
+  while (!session.releaseRequested) {
+    if (!renewFirst) {
+      const released = await condition(() => session.releaseRequested, renewEveryMs, {
+        summary: `hold token ${lease.token}: renew in ${renewEveryMs} ms`,
+      });
+      if (released) break;
+    }
+    renewFirst = false;
+    const renewal = await lockCalls.renewLease.executeWithOptions({ summary: `renew token ${lease.token}` }, [
+      lease,
+    ]);
+    if (!renewal.ok) {
+      session.enter('lease-lost', `lease lost: ${renewal.reason}`);
+      return { outcome: { status: 'lease-lost', lease, attempts: attempts(), reason: renewal.reason } };
+    }
+    lease = { ...lease, leaseUntil: renewal.leaseUntil };
+    session.state.lease = lease;
+    if (workflowInfo().continueAsNewSuggested && !session.releaseRequested) {
+      return { resume: session.resume(lease) };
+    }
+  }
+
+  const { queueHead, ...released } = await lockCalls.releaseLock.executeWithOptions(
+    { summary: `release token ${lease.token}` },
+    [lease],
+  );
+  session.releaseAnswer = released;
+  if (queueHead) await wakeSession(session.key, queueHead);
+  if (!released.ok) {
+    const reason = `release refused: ${released.reason}`;
+    session.enter('lease-lost', reason);
+    return { outcome: { status: 'lease-lost', lease, attempts: attempts(), reason } };
+  }
+  session.enter('released', `released token ${lease.token}`);
+  return { outcome: { status: 'released', lease, attempts: attempts(), heldMs: session.heldMs() } };
+}

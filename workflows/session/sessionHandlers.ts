@@ -1,0 +1,76 @@
+import { ApplicationFailure, condition, log, setHandler } from '@temporalio/workflow';
+import { FAILURE_TYPES } from '../../policy/errors';
+import { checkOperatorAnswer, type LeaseAnswer, type ReleaseAnswer } from '../../policy/session';
+import {
+  awaitLease,
+  deadlockFound,
+  lockReleased,
+  releaseLease,
+  requestRelease,
+  resolveEscalation,
+  resolveEscalationSignal,
+  sessionState,
+} from '../../temporal/messages';
+import type { LockSession } from './lockSession';
+
+/** Registers every message a session answers; each handler only records what it was told. */
+export function installSessionHandlers(session: LockSession): void {
+  setHandler(sessionState, () => session.state);
+  setHandler(lockReleased, () => {
+    if (session.request.wakeOnRelease) session.woken = true;
+  });
+  setHandler(deadlockFound, (notice) => {
+    session.deadlockNotice ??= notice;
+    session.woken = true;
+  });
+  setHandler(requestRelease, () => {
+    session.releaseRequested = true;
+  });
+
+  const checkAnswer = (answer: unknown) =>
+    checkOperatorAnswer(answer, session.state.phase, session.operatorAnswer !== undefined);
+  setHandler(
+    resolveEscalation,
+    (answer) => {
+      const checked = checkAnswer(answer);
+      if (!checked.ok) throw new Error('unreachable: the validator admits only usable answers');
+      session.operatorAnswer = checked.answer;
+      return checked.answer;
+    },
+    {
+      // Runs before the update is accepted: a refused answer leaves no trace in the history, and
+      // the caller (lockctl resolve) is told why.
+      validator: (answer) => {
+        const checked = checkAnswer(answer);
+        if (!checked.ok)
+          throw ApplicationFailure.nonRetryable(
+            `operator answer refused: ${checked.problem}`,
+            FAILURE_TYPES.invalidOperatorAnswer,
+          );
+      },
+    },
+  );
+  setHandler(resolveEscalationSignal, (answer) => {
+    const checked = checkAnswer(answer);
+    if (checked.ok) {
+      session.operatorAnswer = checked.answer;
+      return;
+    }
+    session.state.ignoredOperatorAnswers++;
+    log.warn('ignored an operator answer sent as a signal', { problem: checked.problem });
+  });
+
+  setHandler(awaitLease, async (): Promise<LeaseAnswer> => {
+    await condition(() => session.state.phase === 'holding' || session.ended !== undefined);
+    return session.ended
+      ? { status: 'ended', outcome: session.ended }
+      : { status: 'acquired', lease: session.state.lease! };
+  });
+  setHandler(releaseLease, async (): Promise<ReleaseAnswer> => {
+    if (session.state.phase !== 'holding') return { ok: false, reason: 'not-holding' };
+    session.releaseRequested = true;
+    // A hold can also end on its own (the lease lost at a renewal): then there was nothing to release.
+    await condition(() => session.releaseAnswer !== undefined || session.ended !== undefined);
+    return session.releaseAnswer ?? { ok: false, reason: 'not-holding' };
+  });
+}

@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import type { LockService } from '../locks/lockService';
+import type { SessionWaker } from './sessionSignals';
 import { type WaitForEdge, waitForEdges } from '../policy/waitForGraph';
 import { admitLeaseAction } from '../policy/denyGate';
 import { FAILURE_TYPES } from '../policy/errors';
@@ -14,23 +15,25 @@ import type {
   WaiterRef,
 } from '../policy/lockSchemas';
 
-/** A fast-path answer with what the session needs next: who to wake, and the wait-for edges around it. */
-export type SessionAttempt = AcquireAttempt & { queueHead?: string | null; waitForEdges?: WaitForEdge[] };
+/** A fast-path answer with the wait-for edges around a denial, for the session's deadlock check. */
+export type SessionAttempt = AcquireAttempt & { waitForEdges?: WaitForEdge[] };
 
 /** The renewal check's answer: renewed until a new deadline, or why the lease is lost. */
 export type RenewalResult = { ok: true; leaseUntil: number } | { ok: false; reason: string };
 
-/** What the lock activities need: the lock service they talk to and a structured logger. */
+/** What the lock activities need: the lock service, a structured logger, and a way to wake sessions. */
 export interface LockActivityDeps {
   locks: LockService;
   log: Logger;
+  /** Wakes the head of a key's queue after a release; see {@link SessionWaker}. */
+  waker: SessionWaker;
 }
 
 /**
  * The activities that talk to the lock service. They are the only path by which a lease is granted,
  * renewed or released, and they never see model text.
  */
-export function createLockActivities({ locks, log }: LockActivityDeps) {
+export function createLockActivities({ locks, log, waker }: LockActivityDeps) {
   return {
     /** One fast-path attempt at the lock service; a denial also reports the wait-for edges and queue head. */
     async tryAcquireLock(request: TryAcquireRequest): Promise<SessionAttempt> {
@@ -52,11 +55,11 @@ export function createLockActivities({ locks, log }: LockActivityDeps) {
         locks.waits(),
         locks.inspect(request.key),
       ]);
-      return {
-        ...attempt,
-        queueHead: record.waiters[0] ?? null,
-        waitForEdges: waitForEdges(holdings, waits),
-      };
+      // A free lock this requester may not take yet: make sure the head of the queue knows.
+      const head = record.waiters[0] ?? null;
+      if (attempt.denial.code === 'QUEUED' && head && head !== request.requester)
+        await waker.wake(request.key, head);
+      return { ...attempt, waitForEdges: waitForEdges(holdings, waits) };
     },
 
     /**
@@ -93,15 +96,19 @@ export function createLockActivities({ locks, log }: LockActivityDeps) {
       );
     },
 
-    /** Owner-only, fenced release of a lease the service issued. */
-    async releaseLock(
-      lease: Pick<Lease, 'key' | 'holder' | 'token'>,
-    ): Promise<FencedActionResult & { queueHead: string | null }> {
+    /**
+     * Owner-only, fenced release of a lease the service issued. A release that went through wakes
+     * the head of the key's queue from here, so the hand-off costs one signal.
+     */
+    async releaseLock(lease: Pick<Lease, 'key' | 'holder' | 'token'>): Promise<FencedActionResult> {
       gate('release', lease.token);
       const target: FencedTarget = { key: lease.key, holder: lease.holder, token: lease.token };
-      const released = await nonRetryableOnBadInput(() => locks.release(target));
-      const result = { ...released, queueHead: (await locks.inspect(lease.key)).waiters[0] ?? null };
+      const result = await nonRetryableOnBadInput(() => locks.release(target));
       logLeaseAction(log, locks.backend, 'release', lease, result);
+      if (result.ok) {
+        const head = (await locks.inspect(lease.key)).waiters[0];
+        if (head) await waker.wake(lease.key, head);
+      }
       return result;
     },
   };

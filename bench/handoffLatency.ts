@@ -1,9 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { acquire, release, startAcquisition, stateOf } from '../client/lockwardenClient';
+import { acquire, awaitLeaseOf, release, startAcquisition, stateOf } from '../client/lockwardenClient';
 import type { Lease } from '../policy/lockSchemas';
-import { awaitLease } from '../temporal/messages';
 import {
   connectTestEnv,
   freshSqliteLockService,
@@ -54,11 +53,12 @@ async function main(): Promise<void> {
                 { key, requester: unique('r'), budget: BUDGET, wakeOnRelease },
                 { taskQueue },
               );
-              while ((await stateOf(env.client, waiter.workflowId)).phase !== 'backing-off') await delay(50);
+              const waiting = ['queued', 'backing-off'];
+              while (!waiting.includes((await stateOf(env.client, waiter.workflowId)).phase)) await delay(50);
               await delay(Math.random() * 100); // release at a random point of the waiter's back-off
               const released = await release(env.client, holder);
               if (!released.ok) throw new Error(`release refused: ${released.reason}`);
-              const answer = await env.client.workflow.getHandle(waiter.workflowId).executeUpdate(awaitLease);
+              const answer = await awaitLeaseOf(env.client, waiter.workflowId);
               if (answer.status !== 'acquired') throw new Error(`waiter ended: ${answer.outcome.status}`);
               samples.push(answer.lease.grantedAt - released.serviceTime);
               holder = answer.lease;

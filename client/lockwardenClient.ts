@@ -13,6 +13,7 @@ import {
   type OperatorDecisionInput,
   operatorDecisionSchema,
   type ReleaseAnswer,
+  type SessionNews,
   type SessionOutcome,
   type SessionState,
 } from '../policy/session';
@@ -95,16 +96,35 @@ export async function acquire(
   placement: SessionPlacement = {},
 ): Promise<{ lease: Lease; session: StartedAcquisition }> {
   const session = await startAcquisition(client, input, placement);
-  const answer = await client.workflow.getHandle(session.workflowId).executeUpdate(awaitLease);
+  const answer = await awaitLeaseOf(client, session.workflowId);
   if (answer.status === 'ended') throw new LockNotAcquiredError(input.key, answer.outcome);
   return { lease: answer.lease, session };
 }
 
+/** How many runs a call follows when the session keeps continuing as new under it. */
+const MAX_RUNS_FOLLOWED = 100;
+
+/**
+ * Waits until the session `workflowId` holds its lease or has ended, following it across
+ * continue-as-new: a run that continues answers so, and the update goes to the latest run.
+ */
+export async function awaitLeaseOf(client: Client, workflowId: string): Promise<SessionNews> {
+  const handle = client.workflow.getHandle(workflowId); // no run id: the latest run
+  for (let run = 0; run < MAX_RUNS_FOLLOWED; run++) {
+    const answer = await handle.executeUpdate(awaitLease);
+    if (answer.status !== 'continued-as-new') return answer;
+  }
+  throw new Error(`session ${workflowId} continued as new ${MAX_RUNS_FOLLOWED} times while awaited`);
+}
+
 /** Asks the holding session to release its lease (fenced by its token) and returns the service's answer. */
 export async function release(client: Client, lease: Pick<Lease, 'key' | 'holder'>): Promise<ReleaseAnswer> {
-  return client.workflow
-    .getHandle(acquisitionWorkflowId(lease.key, lease.holder))
-    .executeUpdate(releaseLease);
+  const handle = client.workflow.getHandle(acquisitionWorkflowId(lease.key, lease.holder));
+  for (let run = 0; run < MAX_RUNS_FOLLOWED; run++) {
+    const answer = await handle.executeUpdate(releaseLease);
+    if (answer.ok || answer.reason !== 'continued-as-new') return answer;
+  }
+  throw new Error(`session of ${lease.holder} on ${lease.key} continued as new ${MAX_RUNS_FOLLOWED} times`);
 }
 
 /**

@@ -11,6 +11,8 @@ export function buildDecisionContext(input: {
   request: AcquireRequest;
   denial: Denial;
   attempts: number;
+  /** Denials in a row in which nothing moved (same holder, no renewal, no progress in the queue). */
+  unchangedDenials: number;
   elapsedMs: number;
   recentDecisions: PastDecision[];
   waitForEdges: WaitForEdge[];
@@ -26,7 +28,7 @@ export function buildDecisionContext(input: {
     fairnessPolicy: request.fairness,
     failureReason: denial.reason,
     errorCode: denial.code,
-    consecutiveFailures: input.attempts,
+    consecutiveFailures: input.unchangedDenials,
     otherWaitersExist: denial.waiters > 0,
     constraints: request.constraints,
     attempt: input.attempts,

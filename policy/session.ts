@@ -29,6 +29,7 @@ export type OperatorDecisionInput = z.input<typeof operatorDecisionSchema>;
 export const SESSION_PHASES = [
   'acquiring',
   'backing-off',
+  'queued',
   'escalated',
   'holding',
   'released',
@@ -77,11 +78,23 @@ export type SessionOutcome =
   | { status: 'abandoned'; attempts: number; waitedMs: number; lastDenial: Denial; reason: string }
   | { status: 'halted'; attempts: number; reason: string };
 
-/** The answer to `awaitLease`: the lease once held, or how the session ended without one. */
-export type LeaseAnswer = { status: 'acquired'; lease: Lease } | { status: 'ended'; outcome: SessionOutcome };
+/**
+ * The answer to `awaitLease`: the lease once held, how the session ended without one, or that the run
+ * continued as new (the caller asks the next run: the session goes on there).
+ */
+export type LeaseAnswer =
+  | { status: 'acquired'; lease: Lease }
+  | { status: 'ended'; outcome: SessionOutcome }
+  | { status: 'continued-as-new' };
 
-/** The answer to `releaseLease`: the lock service's fenced result, or why there was nothing to release. */
-export type ReleaseAnswer = FencedActionResult | { ok: false; reason: 'not-holding' };
+/** What a session started through withLock tells its parent: it holds the lease, or it ended. */
+export type SessionNews = Exclude<LeaseAnswer, { status: 'continued-as-new' }>;
+
+/**
+ * The answer to `releaseLease`: the lock service's fenced result, why there was nothing to release,
+ * or that the run continued as new before it released (the caller asks the next run).
+ */
+export type ReleaseAnswer = FencedActionResult | { ok: false; reason: 'not-holding' | 'continued-as-new' };
 
 /** A deadlock one session found, told to every other waiting session in the cycle. */
 export interface DeadlockNotice {

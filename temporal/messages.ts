@@ -3,6 +3,7 @@ import type {
   DeadlockNotice,
   LeaseAnswer,
   OperatorDecision,
+  SessionNews,
   OperatorDecisionInput,
   ReleaseAnswer,
   SessionState,
@@ -39,7 +40,7 @@ export const resolveEscalationSignal = defineSignal<[OperatorDecisionInput]>('re
 export const sessionState = defineQuery<SessionState>('state');
 
 /** Sent by a session started through withLock to its parent: (session workflow id, what happened). */
-export const lockSessionUpdate = defineSignal<[string, LeaseAnswer]>('lockwarden.sessionUpdate');
+export const lockSessionUpdate = defineSignal<[string, SessionNews]>('lockwarden.sessionUpdate');
 
 /** Tells a waiting session of a deadlock it is part of. */
 export const deadlockFound = defineSignal<[DeadlockNotice]>('deadlockFound');

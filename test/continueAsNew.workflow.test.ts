@@ -2,7 +2,13 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { acquire, release, startAcquisition, stateOf } from '../client/lockwardenClient';
+import {
+  acquire,
+  acquisitionWorkflowId,
+  release,
+  startAcquisition,
+  stateOf,
+} from '../client/lockwardenClient';
 import { activitySummaries } from './support/history';
 import { freshSqliteLockService, silentLog, unique, withWorker } from './support/temporalFixture';
 import { waitFor } from './support/waitFor';
@@ -112,7 +118,7 @@ describe('long sessions', () => {
         const budget = { baseBackoffMs: 50, maxBackoffMs: 100, maxRetries: 500, maxTotalWaitMs: 120_000 };
         const session = await startAcquisition(
           env.client,
-          { key, requester: 'patient', budget },
+          { key, requester: 'patient', fairness: 'no-starvation-guarantee', budget },
           { taskQueue },
         );
         await waitFor('a continued run', async () => (await runsOf(session.workflowId)) >= 2, 30_000);
@@ -132,6 +138,30 @@ describe('long sessions', () => {
         expect(firstAttempt).toBeGreaterThan(1);
         expect(state.attempts).toBeGreaterThanOrEqual(firstAttempt);
         await release(env.client, state.lease!);
+      });
+    } finally {
+      await locks.close();
+    }
+  }, 60_000);
+
+  it('never strands a caller: acquire() waiting across continue-as-new in the acquisition phase gets the lease', async () => {
+    const locks = freshSqliteLockService();
+    const key = unique('awaited');
+    const held = await locks.tryAcquire({ key, requester: 'long-job', ttlMs: 60_000 });
+    if (!held.granted) throw new Error('setup');
+    try {
+      await withWorker(env, { locks, log: silentLog }, async (taskQueue) => {
+        // Without a place in the queue the waiter backs off and polls, so its history grows fast.
+        const budget = { baseBackoffMs: 50, maxBackoffMs: 100, maxRetries: 500, maxTotalWaitMs: 120_000 };
+        const request = { key, requester: 'caller', fairness: 'no-starvation-guarantee' as const, budget };
+        const pending = acquire(env.client, request, { taskQueue });
+        const workflowId = acquisitionWorkflowId(key, 'caller');
+        await waitFor('two continued runs', async () => (await runsOf(workflowId)) >= 3, 40_000);
+        await locks.release(held.lease);
+        const { lease } = await pending;
+        expect(lease).toMatchObject({ key, holder: 'caller' });
+        expect(BigInt(lease.token)).toBeGreaterThan(BigInt(held.lease.token));
+        expect(await release(env.client, lease)).toMatchObject({ ok: true });
       });
     } finally {
       await locks.close();

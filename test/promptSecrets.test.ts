@@ -57,6 +57,7 @@ describe('what reaches the model', () => {
       constraints: ['escalate to #billing-oncall after 30 s'],
     });
     const context = buildDecisionContext({
+      unchangedDenials: 1,
       request,
       denial: attempt.denial,
       attempts: 3,

@@ -43,8 +43,8 @@ describe('a worker killed with SIGKILL mid-flight', () => {
         { taskQueue },
       );
       await waitFor(
-        'the sleeper backing off',
-        async () => (await stateOf(env.client, sleeper.workflowId)).phase === 'backing-off',
+        'the sleeper parked in the queue',
+        async () => (await stateOf(env.client, sleeper.workflowId)).phase === 'queued',
         30_000,
       );
       await waitFor(

@@ -1,8 +1,10 @@
+import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import pino from 'pino';
 import { createAnthropicDecider } from '../activities/anthropicDecider';
 import { FileEscalationStore } from '../activities/escalationStore';
 import { createMetrics } from '../activities/metrics';
+import { createSessionWaker } from '../activities/sessionSignals';
 import { openLockService } from '../locks/openLockService';
 import { loadWorkerConfig } from './config';
 import { serveMetrics } from './metricsServer';
@@ -24,6 +26,11 @@ async function main(): Promise<void> {
   const metrics = createMetrics();
   const metricsServer = config.metricsPort ? serveMetrics(metrics.registry, config.metricsPort) : null;
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  // The activities' own client: a release wakes the next waiter with a signal sent from the activity.
+  const client = new Client({
+    connection: await Connection.connect({ address: config.temporalAddress }),
+    namespace: config.namespace,
+  });
   try {
     const worker = await createLockwardenWorker({
       connection,
@@ -36,6 +43,7 @@ async function main(): Promise<void> {
         oncall: config.oncall,
         escalations: new FileEscalationStore(config.escalationsFile),
         metrics,
+        waker: createSessionWaker(client, log),
       },
     });
     log.info(
@@ -49,6 +57,7 @@ async function main(): Promise<void> {
     await worker.run();
   } finally {
     await connection.close();
+    await client.connection.close();
     await locks.close();
     metricsServer?.close();
   }

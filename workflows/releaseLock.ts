@@ -14,10 +14,9 @@ export async function releaseLock(
     { key: SEARCH_ATTRIBUTES.lockKey, value: lease.key },
     { key: SEARCH_ATTRIBUTES.lockRequester, value: lease.holder },
   ]);
-  const { queueHead: _, ...result } = await lockCalls.releaseLock.executeWithOptions(
-    { summary: `release token ${lease.token}` },
-    [lease],
-  );
+  const result = await lockCalls.releaseLock.executeWithOptions({ summary: `release token ${lease.token}` }, [
+    lease,
+  ]);
   upsertSearchAttributes([
     { key: SEARCH_ATTRIBUTES.lockState, value: result.ok ? 'released' : 'release-refused' },
   ]);

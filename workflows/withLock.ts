@@ -10,7 +10,7 @@ import type { AcquireRequestInput } from '../policy/acquireRequest';
 import { acquisitionWorkflowId } from '../policy/constants';
 import { FAILURE_TYPES } from '../policy/errors';
 import type { Lease } from '../policy/lockSchemas';
-import type { LeaseAnswer } from '../policy/session';
+import type { SessionNews } from '../policy/session';
 import { lockSessionUpdate, requestRelease } from '../temporal/messages';
 import { acquireLock } from './acquireLock';
 
@@ -26,7 +26,7 @@ export async function withLock<T>(
   fn: (lease: Lease) => Promise<T>,
 ): Promise<T> {
   const sessionId = acquisitionWorkflowId(request.key, request.requester);
-  const answers: LeaseAnswer[] = [];
+  const answers: SessionNews[] = [];
   setHandler(lockSessionUpdate, (from, answer) => {
     if (from === sessionId) answers.push(answer);
   });

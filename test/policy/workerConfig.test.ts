@@ -41,4 +41,22 @@ describe('worker configuration', () => {
     const defined = Object.values(SEARCH_ATTRIBUTES).map((k) => `${k.name}=${typeNames[k.type]}`);
     expect(listed.sort()).toEqual(defined.sort());
   });
+
+  it('gives the compose deployment the same Temporal dynamic config as the dev servers', () => {
+    const root = path.join(__dirname, '..', '..');
+    const devServer = fs
+      .readFileSync(path.join(root, 'scripts', 'dev-server-settings.txt'), 'utf8')
+      .split('\n')
+      .filter((line) => line && !line.startsWith('#'));
+    // `key:` then `  - value: v` in the YAML file, as `key=v` (a quoted string as the CLI flag writes it).
+    const compose = [
+      ...fs
+        .readFileSync(path.join(root, 'compose', 'temporal-dynamic-config.yaml'), 'utf8')
+        .matchAll(/^(\S+):\n\s+- value: (.+)$/gm),
+    ].map(([, key, value]) => `${key}=${value!.replace(/^'(.*)'$/, '"$1"')}`);
+    expect(compose.sort()).toEqual(devServer.sort());
+    expect(fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8')).toContain(
+      './compose/temporal-dynamic-config.yaml:/etc/temporal/config/dynamicconfig/lockwarden.yaml',
+    );
+  });
 });

@@ -23,7 +23,7 @@ export const FAKE_MODEL = {
 export async function runScenario<R extends ScenarioRun>(
   env: TestWorkflowEnvironment,
   scenario: Scenario<R>,
-  deps: ActivityDeps & { escalations: EscalationStore },
+  deps: Omit<ActivityDeps, 'waker'> & { escalations: EscalationStore },
 ): Promise<R> {
   const model = scenario.model ? await new FakeMessagesApi().start() : null;
   try {

@@ -123,7 +123,13 @@ export const retryThenAcquire = {
     const outside = await holdOutside(locks, key, 'outsider');
     const session = await startAcquisition(
       client,
-      { key, requester: 'replica-b', budget: { baseBackoffMs: 50, maxBackoffMs: 200 } },
+      // Without fairness the waiter holds no place in the queue, so it cannot be woken: it backs off.
+      {
+        key,
+        requester: 'replica-b',
+        fairness: 'no-starvation-guarantee',
+        budget: { baseBackoffMs: 50, maxBackoffMs: 200 },
+      },
       { taskQueue },
     );
     await waitFor(
@@ -154,7 +160,7 @@ export const wakeOnRelease = {
       { key, requester: 'waiter', budget: { baseBackoffMs: 8_000, maxBackoffMs: 8_000 } },
       { taskQueue },
     );
-    await waitFor('the waiter backing off', phaseIs(client, waiter.workflowId, 'backing-off'));
+    await waitFor('the waiter parked', phaseIs(client, waiter.workflowId, 'queued'));
     const releasedAt = Date.now();
     await release(client, holder.lease);
     await waitFor('the waiter holding', phaseIs(client, waiter.workflowId, 'holding'));
@@ -260,6 +266,7 @@ export const modelClampedThenEscalate = {
       {
         key,
         requester: 'replica-b',
+        fairness: 'no-starvation-guarantee', // backs off (no place to park), so the clamp shows
         budget: { maxBackoffMs: 250, baseBackoffMs: 50 },
         escalationTimeoutMs: 1_000,
       },
@@ -286,7 +293,13 @@ export const modelOverruledByBudget = {
     await holdOutside(locks, key, 'stuck-job');
     const session = await startAcquisition(
       client,
-      { key, requester: 'replica-b', budget: { maxRetries: 2 }, escalationTimeoutMs: 1_000 },
+      {
+        key,
+        requester: 'replica-b',
+        fairness: 'no-starvation-guarantee', // asks the model at every denial
+        budget: { maxRetries: 2 },
+        escalationTimeoutMs: 1_000,
+      },
       { taskQueue },
     );
     return {

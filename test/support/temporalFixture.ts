@@ -7,6 +7,7 @@ import {
 } from '@temporalio/worker';
 import pino from 'pino';
 import type { ActivityDeps } from '../../activities';
+import { createSessionWaker } from '../../activities/sessionSignals';
 import { SqliteLockService } from '../../locks/sqliteLockService';
 import { DEFAULT_TEMPORAL_ADDRESS } from '../../policy/constants';
 import { createLockwardenWorker, WORKFLOWS_PATH } from '../../worker/createWorker';
@@ -47,7 +48,7 @@ export const silentLog = pino({ level: 'silent' });
 /** Runs `fn` while a lockwarden worker polls a fresh task queue, then shuts the worker down. */
 export async function withWorker<T>(
   env: TestWorkflowEnvironment,
-  deps: ActivityDeps,
+  deps: Omit<ActivityDeps, 'waker'>,
   fn: (taskQueue: string) => Promise<T>,
 ): Promise<T> {
   const taskQueue = unique('tq');
@@ -55,7 +56,7 @@ export async function withWorker<T>(
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     taskQueue,
-    deps,
+    deps: { ...deps, waker: createSessionWaker(env.client, deps.log) },
     workflows: { workflowBundle: await workflowBundle() },
   });
   return worker.runUntil(fn(taskQueue));

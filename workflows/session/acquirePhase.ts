@@ -1,17 +1,18 @@
 import { condition, workflowInfo } from '@temporalio/workflow';
 import type { Lease } from '../../policy/lockSchemas';
 import { untrustedText } from '../../policy/untrustedText';
+import { canPark, needsDecision, nothingMoved, situationOf } from '../../policy/waiting';
 import { lockCalls } from '../lockCalls';
-import { decideAfterDenial } from './decideStep';
+import { decideAfterDenial, parkStep } from './decideStep';
 import { findDeadlock, settleDeadlock } from './deadlock';
 import { escalateAndWait, leaveQueue } from './escalation';
 import type { LockSession, PhaseEnd } from './lockSession';
-import { wakeSession } from './peerSignals';
 
 /**
- * The acquisition phase: the fast path; on each denial a deadlock check, then a retry decision
- * bounded by the guardrails and a durable back-off that a release cuts short; escalation when the
- * guardrails or the decision say so. Ends holding a lease, or with the session's end.
+ * The acquisition phase: the fast path; on each denial a deadlock check, then (when the situation
+ * changed) a retry decision bounded by the guardrails. A waiter with a place in the queue parks on one
+ * timer until a release wakes it or a safety deadline comes; one without backs off. Escalation when
+ * the guardrails or the decision say so. Ends holding a lease, or with the session's end.
  */
 export async function acquireUntilHeld(session: LockSession): Promise<{ lease: Lease } | PhaseEnd> {
   const { key, requester, request } = session;
@@ -21,10 +22,11 @@ export async function acquireUntilHeld(session: LockSession): Promise<{ lease: L
     if (notice && session.lastDenial) {
       const end = await settleDeadlock(session, notice, session.lastDenial);
       if (end) return end;
+      session.situation = null; // an operator's grant: decide afresh
       continue;
     }
 
-    // A wake-up that arrives from here on (during the fast path or the decision) ends the next back-off.
+    // A wake-up that arrives from here on (during the fast path or the decision) ends the next wait.
     session.woken = false;
     const attempts = ++session.state.attempts;
     const attempt = await lockCalls.tryAcquireLock.executeWithOptions(
@@ -35,19 +37,24 @@ export async function acquireUntilHeld(session: LockSession): Promise<{ lease: L
     const denial = attempt.denial;
     session.lastDenial = denial;
     session.state.holder = denial.holder;
-
-    // A free lock this session may not take yet: make sure the head of the queue knows.
-    if (denial.code === 'QUEUED' && attempt.queueHead && attempt.queueHead !== requester) {
-      await wakeSession(key, attempt.queueHead);
-    }
     const edges = attempt.waitForEdges ?? [];
     if (await findDeadlock(session, edges)) continue;
 
-    const { record, step } = await decideAfterDenial(session, denial, edges);
+    const seen = situationOf(denial);
+    session.unchangedDenials = nothingMoved(session.situation, seen) ? session.unchangedDenials + 1 : 1;
+    const ask = needsDecision(session.situation, seen);
+    session.situation = seen;
+    const parks = canPark(denial, request.wakeOnRelease);
+    const progress = { attempts, elapsedMs: session.waitedMs() };
+    const decided = ask ? await decideAfterDenial(session, denial, edges, parks) : null;
+    // Nothing changed behind the same holder: the parked waiter refreshed its ticket, and parks again.
+    const step = decided ? decided.step : parkStep(denial, progress, session);
+
     if (step.kind === 'escalate') {
       await leaveQueue(session, 'escalated');
       const end = await escalateAndWait(session, step.reason, step.deadlock, denial);
       if (end) return end;
+      session.situation = null;
       continue;
     }
     if (step.kind === 'abandon') {
@@ -57,16 +64,24 @@ export async function acquireUntilHeld(session: LockSession): Promise<{ lease: L
       return { outcome: { ...outcome, lastDenial: denial, reason: step.reason } };
     }
 
-    session.previousBackoffMs = step.sleepMs;
-    const strategy = record.decision.backoff_strategy ?? 'unspecified';
-    const clampNote = step.clamped ? ` (asked ${record.decision.retry_after_ms} ms, clamped)` : '';
-    session.enter('backing-off', `${denial.reason}; retrying in ${step.sleepMs} ms (${record.provider})`);
-    // A durable timer that a release signal cuts short.
-    await condition(() => session.woken, step.sleepMs, {
-      summary:
-        `backoff ${step.sleepMs} ms, ${strategy}, attempt ${attempts} of ${session.budget.maxRetries + 1}${clampNote}: ` +
-        untrustedText(record.decision.explanation, 160),
-    });
+    const of = `attempt ${attempts} of ${session.budget.maxRetries + 1}`;
+    let summary: string;
+    if (parks) {
+      const behind = denial.holder ? ` behind ${denial.holder}` : '';
+      summary = `parked up to ${step.sleepMs} ms at place ${denial.position}${behind}, ${of}: a release wakes it`;
+      session.enter('queued', `${denial.reason}; place ${denial.position} in the queue, woken by a release`);
+    } else {
+      const record = decided!.record;
+      session.previousBackoffMs = step.sleepMs;
+      const strategy = record.decision.backoff_strategy ?? 'unspecified';
+      const clampNote = step.clamped ? ` (asked ${record.decision.retry_after_ms} ms, clamped)` : '';
+      summary =
+        `backoff ${step.sleepMs} ms, ${strategy}, ${of}${clampNote}: ` +
+        untrustedText(record.decision.explanation, 160);
+      session.enter('backing-off', `${denial.reason}; retrying in ${step.sleepMs} ms (${record.provider})`);
+    }
+    // One durable timer that a release signal cuts short.
+    await condition(() => session.woken, step.sleepMs, { summary });
     if (workflowInfo().continueAsNewSuggested) return { resume: session.resume(null) };
   }
 }

@@ -3,9 +3,10 @@ import type { Activities } from '../../activities';
 import { buildDecisionContext } from '../../policy/decisionContext';
 import type { PolicyTuning } from '../../policy/decisionPolicy';
 import { NON_RETRYABLE_ERROR_TYPES } from '../../policy/errors';
-import { type GuardedStep, guardDecision } from '../../policy/guardrails';
+import { type GuardedStep, guardDecision, type RetryProgress } from '../../policy/guardrails';
 import type { Denial } from '../../policy/lockSchemas';
 import { type DecisionRecord, type PolicyInput, policyRecord } from '../../policy/retryDecision';
+import { parkFor } from '../../policy/waiting';
 import type { WaitForEdge } from '../../policy/waitForGraph';
 import type { LockSession } from './lockSession';
 
@@ -39,6 +40,7 @@ export async function decideAfterDenial(
   session: LockSession,
   denial: Denial,
   waitForEdges: WaitForEdge[],
+  parks: boolean,
 ): Promise<DecidedStep> {
   const attempts = session.state.attempts;
   const progress = { attempts, elapsedMs: session.waitedMs() };
@@ -52,13 +54,17 @@ export async function decideAfterDenial(
     request: { ...session.request, budget: session.budget },
     denial,
     attempts,
+    unchangedDenials: session.unchangedDenials,
     elapsedMs: progress.elapsedMs,
     recentDecisions: session.recentDecisions,
     waitForEdges,
   });
   // The workflow's seeded, replay-safe generator.
   const record = await decide({ context, tuning, jitterSample: Math.random() });
-  const step = guardDecision(record.decision, progress, session.budget);
+  const guarded = guardDecision(record.decision, progress, session.budget);
+  // A waiter that parks is woken by a release, so a retry's delay gives way to the park: one timer
+  // until the holder's lease ends or the ticket needs refreshing (bounded by the budget all the same).
+  const step = guarded.kind === 'sleep' && parks ? parkStep(denial, progress, session) : guarded;
 
   session.recentDecisions.push({
     decision: record.decision.decision,
@@ -78,6 +84,14 @@ export async function decideAfterDenial(
     waitMs: Math.max(0, session.budget.maxTotalWaitMs - progress.elapsedMs),
   };
   return { record, step };
+}
+
+/** A parked waiter's sleep (see parkFor), or the escalation the guardrails make of a spent budget. */
+export function parkStep(denial: Denial, progress: RetryProgress, session: LockSession): GuardedStep {
+  const due = parkFor(denial, QUEUE_TICKET_MS, progress, session.budget);
+  return due.kind === 'stop'
+    ? { kind: 'escalate', reason: `budget spent (${due.why})`, deadlock: false }
+    : due;
 }
 
 // The decision activity, or the policy when the activity has failed for good.

@@ -3,7 +3,7 @@ import { LATENCY_FLOOR_MS } from '../../policy/constants';
 import type { Lease } from '../../policy/lockSchemas';
 import { lockCalls } from '../lockCalls';
 import type { LockSession, PhaseEnd } from './lockSession';
-import { tellParent, wakeSession } from './peerSignals';
+import { tellParent } from './peerSignals';
 
 /** A holding session renews at this fraction of the TTL: reviewed here, never taken from a decision. */
 const RENEW_FRACTION = 1 / 3;
@@ -44,12 +44,12 @@ export async function holdUntilReleased(session: LockSession, acquired: Lease): 
     }
   }
 
-  const { queueHead, ...released } = await lockCalls.releaseLock.executeWithOptions(
+  // The release activity wakes the head of the queue itself: the hand-off waits for no task of ours.
+  const released = await lockCalls.releaseLock.executeWithOptions(
     { summary: `release token ${lease.token}` },
     [lease],
   );
   session.releaseAnswer = released;
-  if (queueHead) await wakeSession(session.key, queueHead);
   if (!released.ok) {
     const reason = `release refused: ${released.reason}`;
     session.enter('lease-lost', reason);

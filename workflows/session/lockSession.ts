@@ -17,6 +17,7 @@ import type {
   SessionPhase,
   SessionState,
 } from '../../policy/session';
+import type { WaitSituation } from '../../policy/waiting';
 import { SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
 import type { acquireLock } from '../acquireLock';
 import { tellParent } from './peerSignals';
@@ -49,6 +50,13 @@ export class LockSession {
   deadlockNotice: DeadlockNotice | undefined;
   releaseAnswer: ReleaseAnswer | undefined;
   ended: SessionOutcome | undefined;
+  /** Set when this run continues as new: waiting updates answer so, and the caller asks the next run. */
+  continuing = false;
+
+  /** What the last denial showed, to tell whether a new decision is needed; null asks for one. */
+  situation: WaitSituation | null = null;
+  /** Denials in a row in which nothing moved (rule 4 counts these, not attempts). */
+  unchangedDenials = 0;
 
   /** Workflow time (the SDK's replayed clock) at which waiting began, earlier runs included. */
   private readonly waitingSince: number;
@@ -139,6 +147,7 @@ export class LockSession {
   /** Ends the run: with the outcome (telling the parent and answering every waiting update), or by continuing as new. */
   async end(end: PhaseEnd): Promise<SessionOutcome> {
     if ('resume' in end) {
+      this.continuing = true;
       await condition(allHandlersFinished);
       return continueAsNew<typeof acquireLock>({ ...this.request, budget: this.budget, resume: end.resume });
     }

@@ -1,19 +1,10 @@
 import { getExternalWorkflowHandle, log, workflowInfo } from '@temporalio/workflow';
 import { acquisitionWorkflowId } from '../../policy/constants';
-import type { DeadlockNotice, LeaseAnswer } from '../../policy/session';
-import { deadlockFound, lockReleased, lockSessionUpdate } from '../../temporal/messages';
+import type { DeadlockNotice, SessionNews } from '../../policy/session';
+import { deadlockFound, lockSessionUpdate } from '../../temporal/messages';
 
 // Signals a session sends to other workflows. A session that has ended cannot be told anything; that
 // is logged and not an error.
-
-/** Wakes the session of `requester` on `key`: the key was released, or it heads a free queue. */
-export async function wakeSession(key: string, requester: string): Promise<void> {
-  try {
-    await getExternalWorkflowHandle(acquisitionWorkflowId(key, requester)).signal(lockReleased);
-  } catch (error) {
-    log.info('no running session to wake', { key, requester, error: String(error) });
-  }
-}
 
 /** Tells the waiting session of `requester` on `key` about a deadlock it is part of. */
 export async function tellOfDeadlock(key: string, requester: string, notice: DeadlockNotice): Promise<void> {
@@ -25,7 +16,7 @@ export async function tellOfDeadlock(key: string, requester: string, notice: Dea
 }
 
 /** Tells the workflow that started this session through withLock what became of it. */
-export async function tellParent(answer: LeaseAnswer): Promise<void> {
+export async function tellParent(answer: SessionNews): Promise<void> {
   const parent = workflowInfo().parent;
   if (parent)
     await getExternalWorkflowHandle(parent.workflowId, parent.runId).signal(

@@ -60,17 +60,24 @@ export function installSessionHandlers(session: LockSession): void {
     log.warn('ignored an operator answer sent as a signal', { problem: checked.problem });
   });
 
+  // Waiting updates never hold a run open: when the run continues as new they answer so, and the
+  // caller asks the next run (the client follows the chain).
   setHandler(awaitLease, async (): Promise<LeaseAnswer> => {
-    await condition(() => session.state.phase === 'holding' || session.ended !== undefined);
-    return session.ended
-      ? { status: 'ended', outcome: session.ended }
-      : { status: 'acquired', lease: session.state.lease! };
+    await condition(
+      () => session.state.phase === 'holding' || session.ended !== undefined || session.continuing,
+    );
+    if (session.ended) return { status: 'ended', outcome: session.ended };
+    if (session.state.phase === 'holding') return { status: 'acquired', lease: session.state.lease! };
+    return { status: 'continued-as-new' };
   });
   setHandler(releaseLease, async (): Promise<ReleaseAnswer> => {
     if (session.state.phase !== 'holding') return { ok: false, reason: 'not-holding' };
     session.releaseRequested = true;
     // A hold can also end on its own (the lease lost at a renewal): then there was nothing to release.
-    await condition(() => session.releaseAnswer !== undefined || session.ended !== undefined);
-    return session.releaseAnswer ?? { ok: false, reason: 'not-holding' };
+    await condition(
+      () => session.releaseAnswer !== undefined || session.ended !== undefined || session.continuing,
+    );
+    if (session.releaseAnswer) return session.releaseAnswer;
+    return { ok: false, reason: session.continuing ? 'continued-as-new' : 'not-holding' };
   });
 }

@@ -1,0 +1,72 @@
+import type { RetryBudget } from './acquireRequest';
+import { LATENCY_FLOOR_MS } from './constants';
+import type { NextStep, RetryProgress } from './guardrails';
+import { boundRetryDelay } from './guardrails';
+import type { Denial } from './lockSchemas';
+
+/** What a waiter saw at a denial: what decides whether to ask for a new decision, and rule 4's count. */
+export interface WaitSituation {
+  holder: string | null;
+  holderLeaseUntil: number | null;
+  position: number | null;
+}
+
+/** The situation a denial shows. */
+export function situationOf(denial: Denial): WaitSituation {
+  return { holder: denial.holder, holderLeaseUntil: denial.holderLeaseUntil, position: denial.position };
+}
+
+/**
+ * Whether a waiter must ask for a new retry decision: at its first denial, when the key has a new
+ * holder or none (a lease ran out), or when it lost its place or fell back in the queue. A parked
+ * waiter that only refreshes its ticket behind the same holder asks nothing.
+ */
+export function needsDecision(before: WaitSituation | null, now: WaitSituation): boolean {
+  if (!before) return true;
+  if (now.holder !== before.holder) return true;
+  if (now.position === null) return true;
+  return before.position !== null && now.position > before.position;
+}
+
+/**
+ * Whether nothing moved between two denials: the same holder, whose lease no one renewed, and no
+ * progress in the queue. Rule 4 (escalate a wait that repeats itself) counts these, not attempts, so
+ * a waiter behind a healthy holder, or in a queue that moves, pages no one before its budget says so.
+ */
+export function nothingMoved(before: WaitSituation | null, now: WaitSituation): boolean {
+  if (!before || now.holder !== before.holder || now.holderLeaseUntil !== before.holderLeaseUntil)
+    return false;
+  return !(before.position !== null && now.position !== null && now.position < before.position);
+}
+
+/** A parked waiter refreshes its queue ticket when this share of the ticket's life is gone. */
+export const TICKET_REFRESH_SHARE = 0.5;
+
+/**
+ * Whether a denied waiter parks (one timer until a release wakes it) rather than backing off: it
+ * holds a place in the queue, and wake-on-release is on, so a release will signal it.
+ */
+export function canPark(denial: Denial, wakeOnRelease: boolean): boolean {
+  return wakeOnRelease && denial.position !== null;
+}
+
+/**
+ * How long a parked waiter sleeps unless woken: until the holder's lease ends (a holder that died
+ * releases nothing) or its ticket must be refreshed, whichever comes first, both read on the lock
+ * service's clock; then bounded like any sleep by what is left of the budget (but not by the
+ * back-off cap: a park is not a poll).
+ */
+export function parkFor(
+  denial: Denial,
+  queueTicketMs: number,
+  progress: RetryProgress,
+  budget: RetryBudget,
+): NextStep {
+  const refreshMs = Math.floor(queueTicketMs * TICKET_REFRESH_SHARE);
+  const leaseEndsInMs =
+    denial.holderLeaseUntil === null
+      ? refreshMs
+      : denial.holderLeaseUntil - denial.serviceTime + LATENCY_FLOOR_MS;
+  const dueMs = Math.max(LATENCY_FLOOR_MS, Math.min(refreshMs, leaseEndsInMs));
+  return boundRetryDelay(dueMs, progress, { ...budget, maxBackoffMs: Number.MAX_SAFE_INTEGER });
+}

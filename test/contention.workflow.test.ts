@@ -1,0 +1,142 @@
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { createAnthropicDecider } from '../activities/anthropicDecider';
+import { acquire, awaitLeaseOf, release, startAcquisition, stateOf } from '../client/lockwardenClient';
+import type { LockService } from '../locks/lockService';
+import type { SqliteLockService } from '../locks/sqliteLockService';
+import type { TryAcquireRequest } from '../policy/lockSchemas';
+import { FakeMessagesApi } from './support/fakeMessagesApi';
+import { activitySummaries, timerSummaries } from './support/history';
+import { FAKE_MODEL } from './support/runScenario';
+import {
+  connectTestEnv,
+  freshSqliteLockService,
+  silentLog,
+  unique,
+  withWorker,
+} from './support/temporalFixture';
+import { waitFor } from './support/waitFor';
+
+// How sessions wait under contention: parked on one timer, woken by the release in one hop, and no
+// wake-up lost whatever the waiter was doing when the release came.
+
+describe('waiting under contention', () => {
+  let env: TestWorkflowEnvironment;
+  let locks: SqliteLockService;
+  let key: string;
+
+  beforeAll(async () => {
+    env = await connectTestEnv();
+  });
+  afterAll(() => env?.teardown());
+  beforeEach(() => {
+    locks = freshSqliteLockService();
+    key = unique('contended');
+  });
+  afterEach(() => locks.close());
+
+  const attemptsOf = async (workflowId: string) => (await stateOf(env.client, workflowId)).attempts;
+  const phaseIs = (workflowId: string, phase: string) => async () =>
+    (await stateOf(env.client, workflowId)).phase === phase;
+
+  it('parked waiters make no attempt until woken, and a release wakes exactly the head of the queue', async () => {
+    await withWorker(env, { locks, log: silentLog }, async (taskQueue) => {
+      const holder = await acquire(env.client, { key, requester: 'holder' }, { taskQueue });
+      const first = await startAcquisition(env.client, { key, requester: 'first' }, { taskQueue });
+      await waitFor('first parked', phaseIs(first.workflowId, 'queued'));
+      const second = await startAcquisition(env.client, { key, requester: 'second' }, { taskQueue });
+      await waitFor('second parked', phaseIs(second.workflowId, 'queued'));
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect([await attemptsOf(first.workflowId), await attemptsOf(second.workflowId)]).toEqual([1, 1]);
+
+      await release(env.client, holder.lease);
+      const firstLease = await awaitLeaseOf(env.client, first.workflowId);
+      expect(firstLease).toMatchObject({ status: 'acquired', lease: { holder: 'first' } });
+      // The second waiter was not woken: still parked, still on its first attempt.
+      expect(await stateOf(env.client, second.workflowId)).toMatchObject({ phase: 'queued', attempts: 1 });
+
+      await release(env.client, { key, holder: 'first' });
+      expect(await awaitLeaseOf(env.client, second.workflowId)).toMatchObject({
+        status: 'acquired',
+        lease: { holder: 'second' },
+      });
+      expect(await attemptsOf(second.workflowId)).toBe(2);
+      await release(env.client, { key, holder: 'second' });
+      // Each waiter asked for one decision (its first denial) and parked on one timer.
+      for (const id of [first.workflowId, second.workflowId]) {
+        const history = await env.client.workflow.getHandle(id).fetchHistory();
+        expect(activitySummaries(history).filter((s) => s.startsWith('retry decision'))).toHaveLength(1);
+        expect(timerSummaries(history).filter((s) => s.startsWith('parked'))).toHaveLength(1);
+      }
+    });
+  });
+
+  it('no lost wake-up: a release that lands while the waiter runs its fast path ends its park at once', async () => {
+    // The waiter's first fast path is held after the lock service denied it, so the release (and its
+    // wake-up signal) lands between the denial and the park.
+    const slowForWaiter = delayedTryAcquire(locks, 'waiter', 1_500);
+    await withWorker(env, { locks: slowForWaiter.service, log: silentLog }, async (taskQueue) => {
+      const holder = await acquire(env.client, { key, requester: 'holder' }, { taskQueue });
+      const waiter = await startAcquisition(env.client, { key, requester: 'waiter' }, { taskQueue });
+      await slowForWaiter.denied;
+      await release(env.client, holder.lease);
+      const started = Date.now();
+      expect(await awaitLeaseOf(env.client, waiter.workflowId)).toMatchObject({ status: 'acquired' });
+      expect(Date.now() - started).toBeLessThan(5_000); // its park would have been 15 000 ms
+      const history = await env.client.workflow.getHandle(waiter.workflowId).fetchHistory();
+      expect(timerSummaries(history).filter((s) => s.startsWith('parked'))).toEqual([]);
+      await release(env.client, { key, holder: 'waiter' });
+    });
+  });
+
+  it('no lost wake-up: a release that lands while the retry decision is being made ends the park at once', async () => {
+    const fake = await new FakeMessagesApi().start();
+    const retry = {
+      decision: 'retry',
+      retry_after_ms: 100,
+      backoff_strategy: 'linear',
+      lease_renewal_instruction: null,
+      starvation_risk: 'low',
+      deadlock_detected: false,
+      escalation_reason: null,
+      explanation: 'Wait for the release.',
+    };
+    fake.answer({ kind: 'slow', delayMs: 1_500, then: { kind: 'tool', input: retry } });
+    const decider = createAnthropicDecider({ ...FAKE_MODEL, baseURL: fake.baseURL });
+    try {
+      await withWorker(env, { locks, log: silentLog, decider }, async (taskQueue) => {
+        const holder = await acquire(env.client, { key, requester: 'holder' }, { taskQueue });
+        const waiter = await startAcquisition(env.client, { key, requester: 'waiter' }, { taskQueue });
+        await waitFor('the decision under way', async () => fake.requests.length > 0);
+        await release(env.client, holder.lease);
+        const started = Date.now();
+        expect(await awaitLeaseOf(env.client, waiter.workflowId)).toMatchObject({ status: 'acquired' });
+        expect(Date.now() - started).toBeLessThan(5_000);
+        const history = await env.client.workflow.getHandle(waiter.workflowId).fetchHistory();
+        // The wake-up came before the park began: no park timer was needed at all.
+        expect(timerSummaries(history).filter((s) => s.startsWith('parked'))).toEqual([]);
+        expect(activitySummaries(history).filter((s) => s.startsWith('fast path'))).toHaveLength(2);
+        await release(env.client, { key, holder: 'waiter' });
+      });
+    } finally {
+      await fake.stop();
+    }
+  });
+});
+
+/** The same lock service, with the answer to `requester`'s first tryAcquire held back for `delayMs`. */
+function delayedTryAcquire(locks: LockService, requester: string, delayMs: number) {
+  let signalDenied: () => void = () => undefined;
+  const denied = new Promise<void>((resolve) => (signalDenied = resolve));
+  let delayed = false;
+  const service: LockService = Object.create(locks) as LockService;
+  service.tryAcquire = async (request: TryAcquireRequest) => {
+    const answer = await locks.tryAcquire(request);
+    if (request.requester === requester && !delayed) {
+      delayed = true;
+      signalDenied();
+      await new Promise((r) => setTimeout(r, delayMs));
+    }
+    return answer;
+  };
+  return { service, denied };
+}

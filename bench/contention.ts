@@ -1,0 +1,311 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Client } from '@temporalio/client';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { Command, Option } from 'commander';
+import { createActivities } from '../activities';
+import { createSessionWaker } from '../activities/sessionSignals';
+import { acquire, release, startAcquisition, stateOf } from '../client/lockwardenClient';
+import type { LockService } from '../locks/lockService';
+import { openLockService } from '../locks/openLockService';
+import { SERVER_URLS } from '../test/support/lockBackends';
+import { connectTestEnv, silentLog } from '../test/support/temporalFixture';
+import { freshSqlitePath, unique } from '../test/support/tempFiles';
+import { activitySummaries } from '../test/support/history';
+import {
+  type ContentionRun,
+  countingLocks,
+  fixedPollingRun,
+  fullJitterRun,
+  lockwardenRun,
+} from './contenders';
+import { floorFinish, floorGo, floorReady } from './floorWorkflows';
+import { lineChart } from './svgChart';
+
+// What users feel under contention, in one run, on one dev server and one lock service:
+//   P1 one uncontended acquire + release through the client, against a floor workflow of that shape;
+//   P2 N requesters on one key, against a plain full-jitter loop and fixed 200 ms polling;
+//   P3 the hand-off, release to next grant, against a bare signal round trip;
+//   P4 independent keys: acquisitions a second against floor workflows a second;
+//   P5 decisions and history events per acquisition in P2;
+//   a chart of utilization against N, and (--all-backends) the P2 row on Redis, PostgreSQL and etcd.
+//     npx tsx bench/contention.ts [--backend sqlite|redis|postgres|etcd] [--all-backends] [--quick]
+
+const BACKENDS = ['sqlite', 'redis', 'postgres', 'etcd'] as const;
+type Backend = (typeof BACKENDS)[number];
+
+const options = new Command('contention')
+  .addOption(new Option('--backend <name>', 'lock service').choices(BACKENDS).default('sqlite'))
+  .option('--all-backends', 'also the P2 row (N = 32, 200 ms holds) on the other backends', false)
+  .option('--quick', 'fewer samples and no chart (a smoke run)', false)
+  .parse()
+  .opts<{ backend: Backend; allBackends: boolean; quick: boolean }>();
+
+const N = 32;
+const CHART_NS = [1, 4, 16, 32, 64];
+const SAMPLES = options.quick ? 10 : 40;
+
+function openBackend(backend: Backend): Promise<LockService> {
+  const url = backend === 'sqlite' ? `sqlite:${freshSqlitePath()}` : SERVER_URLS[backend];
+  return openLockService(url, { maxTtlMs: 60_000 });
+}
+
+const percentile = (samples: number[], p: number) => {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+};
+const ms = (value: number) => `${value.toFixed(1)} ms`;
+const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
+
+async function timed(run: () => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  await run();
+  return performance.now() - started;
+}
+
+/** P1: one uncontended acquire + release, and the floor workflow of the same shape, interleaved. */
+async function uncontended(client: Client, taskQueue: string) {
+  const session: number[] = [];
+  const floor: number[] = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    session.push(
+      await timed(async () => {
+        const { lease, session: started } = await acquire(
+          client,
+          { key: unique('p1'), requester: 'r' },
+          { taskQueue },
+        );
+        await release(client, lease);
+        await started.result();
+      }),
+    );
+    floor.push(
+      await timed(async () => {
+        const handle = await client.workflow.start('floorSession', {
+          taskQueue,
+          workflowId: unique('floor'),
+        });
+        await handle.executeUpdate(floorReady);
+        await handle.executeUpdate(floorFinish);
+        await handle.result();
+      }),
+    );
+  }
+  return { session: percentile(session, 50), floor: percentile(floor, 50) };
+}
+
+/** P3: release to the next grant on the service clock, and the bare signal round trip. */
+async function handoff(client: Client, taskQueue: string) {
+  const key = unique('p3');
+  const samples: number[] = [];
+  let holder = (await acquire(client, { key, requester: unique('r') }, { taskQueue })).lease;
+  for (let i = 0; i < SAMPLES; i++) {
+    const waiter = await startAcquisition(client, { key, requester: unique('r') }, { taskQueue });
+    while ((await stateOf(client, waiter.workflowId)).phase !== 'queued') await delay(20);
+    await delay(Math.random() * 50);
+    const released = await release(client, holder);
+    if (!released.ok) throw new Error(`release refused: ${released.reason}`);
+    const next = await client.workflow.getHandle(waiter.workflowId).executeUpdate('awaitLease');
+    const lease = (next as { lease: typeof holder }).lease;
+    samples.push(lease.grantedAt - released.serviceTime);
+    holder = lease;
+  }
+  await release(client, holder);
+  const bare: number[] = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    const handle = await client.workflow.start('floorSignalled', { taskQueue, workflowId: unique('bare') });
+    await delay(50);
+    bare.push(await timed(async () => (await handle.signal(floorGo), handle.result())));
+  }
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99), bare: percentile(bare, 50) };
+}
+
+/** P4: `count` acquisitions on distinct keys, `concurrency` at a time, and as many floor workflows. */
+async function independentKeys(client: Client, taskQueue: string, count = 96, concurrency = 16) {
+  const rate = async (one: () => Promise<unknown>) => {
+    let next = 0;
+    const elapsed = await timed(() =>
+      Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (next++ < count) await one();
+        }),
+      ),
+    );
+    return (count / elapsed) * 1000;
+  };
+  const sessions = await rate(async () => {
+    const { lease, session } = await acquire(client, { key: unique('p4'), requester: 'r' }, { taskQueue });
+    await release(client, lease);
+    await session.result();
+  });
+  const floor = await rate(async () => {
+    const handle = await client.workflow.start('floorSession', { taskQueue, workflowId: unique('floor') });
+    await handle.executeUpdate(floorReady);
+    await handle.executeUpdate(floorFinish);
+    await handle.result();
+  });
+  return { sessions, floor };
+}
+
+/** P5: decisions and history events per acquisition, from the histories of a P2 run. */
+async function perAcquisition(client: Client, run: ContentionRun) {
+  let decisions = 0;
+  let events = 0;
+  for (const id of run.workflowIds) {
+    const history = await client.workflow.getHandle(id).fetchHistory();
+    decisions += activitySummaries(history).filter((s) => s.startsWith('retry decision')).length;
+    events += history.events?.length ?? 0;
+  }
+  return { decisions: decisions / run.n, events: events / run.n };
+}
+
+async function main(): Promise<void> {
+  execFileSync('bash', [path.join(__dirname, '..', 'scripts', 'temporal-server.sh'), 'start'], {
+    stdio: 'ignore',
+  });
+  execFileSync('bash', [path.join(__dirname, '..', 'scripts', 'lock-servers.sh'), 'start'], {
+    stdio: 'ignore',
+  });
+  const env = await connectTestEnv();
+  const workflowBundle = await bundleWorkflowCode({
+    workflowsPath: require.resolve('./benchWorkflows'),
+    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error },
+  });
+  const lines: string[] = [];
+  const say = (line: string) => {
+    console.log(line);
+    lines.push(line);
+  };
+
+  const runOn = async <T>(
+    backend: Backend,
+    fn: (ctx: { client: Client; taskQueue: string; locks: ReturnType<typeof countingLocks> }) => Promise<T>,
+  ) => {
+    const opened = await openBackend(backend);
+    const locks = countingLocks(opened);
+    const taskQueue = unique('bench');
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle,
+      activities: {
+        ...createActivities({
+          locks: locks.service,
+          log: silentLog,
+          waker: createSessionWaker(env.client, silentLog),
+        }),
+        noop: async () => undefined,
+      },
+    });
+    try {
+      return await worker.runUntil(fn({ client: env.client, taskQueue, locks }));
+    } finally {
+      await opened.close();
+    }
+  };
+  const p2 = async (
+    ctx: { client: Client; taskQueue: string; locks: ReturnType<typeof countingLocks> },
+    n: number,
+    holdMs: number,
+  ) => ({
+    lockwarden: await lockwardenRun(ctx.client, ctx.taskQueue, ctx.locks.calls, n, holdMs),
+    jitter: await fullJitterRun(ctx.locks.service, ctx.locks.calls, n, holdMs),
+    polling: await fixedPollingRun(ctx.locks.service, ctx.locks.calls, n, holdMs),
+  });
+  const p2Row = (label: string, r: Awaited<ReturnType<typeof p2>>) =>
+    `| ${label} | ${r.lockwarden.utilization.toFixed(3)} (${r.lockwarden.lockCallsPerAcquisition.toFixed(1)} calls) | ` +
+    `${r.jitter.utilization.toFixed(3)} (${r.jitter.lockCallsPerAcquisition.toFixed(1)}) | ` +
+    `${r.polling.utilization.toFixed(3)} (${r.polling.lockCallsPerAcquisition.toFixed(1)}) |`;
+
+  try {
+    await runOn(options.backend, async (ctx) => {
+      say(`# contention, ${options.backend} lock service, ${new Date().toISOString()}`);
+      say('');
+      const one = await uncontended(ctx.client, ctx.taskQueue);
+      say('| figure | lockwarden | baseline | ratio | goal |');
+      say('| --- | --- | --- | --- | --- |');
+      say(
+        `| P1 uncontended acquire + release, p50 | ${ms(one.session)} | floor workflow ${ms(one.floor)} | ${ratio(one.session, one.floor)} | ≤ 1.10× |`,
+      );
+      const hand = await handoff(ctx.client, ctx.taskQueue);
+      say(
+        `| P3 hand-off p50 (service clock) | ${ms(hand.p50)} | bare signal round trip ${ms(hand.bare)} | ${ratio(hand.p50, hand.bare)} | ≤ 1.5× |`,
+      );
+      say(
+        `| P3 hand-off p99 | ${ms(hand.p99)} | its own p50 ${ms(hand.p50)} | ${ratio(hand.p99, hand.p50)} | ≤ 3× |`,
+      );
+      const keys = await independentKeys(ctx.client, ctx.taskQueue);
+      say(
+        `| P4 independent keys, acquisitions/s | ${keys.sessions.toFixed(1)} | floor workflows/s ${keys.floor.toFixed(1)} | ${ratio(keys.sessions, keys.floor)} | ≥ 0.8× |`,
+      );
+      say('');
+      say(
+        `| P2, N = ${N}, one key: utilization (lock calls per acquisition) | lockwarden | full-jitter loop (50 ms, cap 2 s) | fixed 200 ms polling |`,
+      );
+      say('| --- | --- | --- | --- |');
+      const slow = await p2(ctx, N, 200);
+      say(p2Row('hold 200 ms', slow));
+      const fast = await p2(ctx, N, 20);
+      say(p2Row('hold 20 ms', fast));
+      say('');
+      for (const [label, run] of [
+        ['200 ms', slow.lockwarden],
+        ['20 ms', fast.lockwarden],
+      ] as const) {
+        const per = await perAcquisition(ctx.client, run);
+        say(
+          `P5 (hold ${label}): ${per.decisions.toFixed(2)} retry decisions and ${per.events.toFixed(1)} history events per acquisition`,
+        );
+      }
+      if (!options.quick) {
+        const series = {
+          lockwarden: [] as { x: number; y: number }[],
+          jitter: [] as { x: number; y: number }[],
+          polling: [] as { x: number; y: number }[],
+        };
+        for (const n of CHART_NS) {
+          const r = await p2(ctx, n, 200);
+          for (const name of ['lockwarden', 'jitter', 'polling'] as const)
+            series[name].push({ x: n, y: r[name].utilization });
+        }
+        const svg = lineChart(
+          `Utilization on one key, 200 ms holds (${options.backend})`,
+          'requesters (N)',
+          'utilization',
+          [
+            { name: 'lockwarden', points: series.lockwarden },
+            { name: 'full-jitter loop', points: series.jitter },
+            { name: 'fixed 200 ms polling', points: series.polling },
+          ],
+        );
+        const out = path.join(__dirname, 'results', `contention-${options.backend}.svg`);
+        fs.mkdirSync(path.dirname(out), { recursive: true });
+        fs.writeFileSync(out, svg);
+        say(`chart: ${path.relative(process.cwd(), out)} (N = ${CHART_NS.join(', ')})`);
+      }
+    });
+    if (options.allBackends) {
+      say('');
+      say(`| P2, N = ${N}, hold 200 ms, by backend | lockwarden | full-jitter loop | fixed 200 ms polling |`);
+      say('| --- | --- | --- | --- |');
+      for (const backend of BACKENDS.filter((b) => b !== options.backend)) {
+        say(p2Row(backend, await runOn(backend, (ctx) => p2(ctx, N, 200))));
+      }
+    }
+    const out = path.join(__dirname, 'results', `contention-${options.backend}.md`);
+    fs.mkdirSync(path.dirname(out), { recursive: true });
+    fs.writeFileSync(out, lines.join('\n') + '\n');
+  } finally {
+    await env.teardown();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

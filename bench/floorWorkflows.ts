@@ -1,0 +1,50 @@
+import {
+  allHandlersFinished,
+  condition,
+  defineSignal,
+  defineUpdate,
+  proxyActivities,
+  setHandler,
+} from '@temporalio/workflow';
+
+// Temporal's own floor for the contention benchmark: workflows of a session's shape that do no lock
+// work. Bundled with lockwarden's workflows by bench/benchWorkflows.ts, never by the worker.
+
+const { noop } = proxyActivities<{ noop(): Promise<void> }>({ startToCloseTimeout: '10 seconds' });
+
+export const floorReady = defineUpdate<void>('floorReady');
+export const floorFinish = defineUpdate<void>('floorFinish');
+export const floorGo = defineSignal('floorGo');
+
+/**
+ * A session's shape with nothing in it: one no-op activity answers the first update (as the fast
+ * path answers awaitLease), a second answers the second (as the release answers releaseLease).
+ */
+export async function floorSession(): Promise<void> {
+  let ready = false;
+  let finishAsked = false;
+  let finished = false;
+  setHandler(floorReady, async () => {
+    await condition(() => ready);
+  });
+  setHandler(floorFinish, async () => {
+    finishAsked = true;
+    await condition(() => finished);
+  });
+  await noop();
+  ready = true;
+  await condition(() => finishAsked);
+  await noop();
+  finished = true;
+  await condition(allHandlersFinished);
+}
+
+/** The bare signal round trip: a signal, then one no-op activity, then completion. */
+export async function floorSignalled(): Promise<void> {
+  let go = false;
+  setHandler(floorGo, () => {
+    go = true;
+  });
+  await condition(() => go);
+  await noop();
+}

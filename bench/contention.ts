@@ -7,7 +7,7 @@ import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { Command, Option } from 'commander';
 import { createActivities } from '../activities';
 import { createSessionWaker } from '../activities/sessionSignals';
-import { acquire, release, startAcquisition, stateOf } from '../client/lockwardenClient';
+import { acquire, awaitLeaseOf, release, startAcquisition, stateOf } from '../client/lockwardenClient';
 import type { LockService } from '../locks/lockService';
 import { openLockService } from '../locks/openLockService';
 import { SERVER_URLS } from '../test/support/lockBackends';
@@ -107,8 +107,9 @@ async function handoff(client: Client, taskQueue: string) {
     await delay(Math.random() * 50);
     const released = await release(client, holder);
     if (!released.ok) throw new Error(`release refused: ${released.reason}`);
-    const next = await client.workflow.getHandle(waiter.workflowId).executeUpdate('awaitLease');
-    const lease = (next as { lease: typeof holder }).lease;
+    const next = await awaitLeaseOf(client, waiter.workflowId);
+    if (next.status !== 'acquired') throw new Error(`waiter ended: ${next.outcome.status}`);
+    const lease = next.lease;
     samples.push(lease.grantedAt - released.serviceTime);
     holder = lease;
   }

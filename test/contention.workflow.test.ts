@@ -4,6 +4,7 @@ import { acquire, awaitLeaseOf, release, startAcquisition, stateOf } from '../cl
 import type { LockService } from '../locks/lockService';
 import type { SqliteLockService } from '../locks/sqliteLockService';
 import type { TryAcquireRequest } from '../policy/lockSchemas';
+import { VALID_DECISION } from './support/decisionInputs';
 import { FakeMessagesApi } from './support/fakeMessagesApi';
 import { activitySummaries, timerSummaries } from './support/history';
 import { FAKE_MODEL } from './support/runScenario';
@@ -90,16 +91,7 @@ describe('waiting under contention', () => {
 
   it('no lost wake-up: a release that lands while the retry decision is being made ends the park at once', async () => {
     const fake = await new FakeMessagesApi().start();
-    const retry = {
-      decision: 'retry',
-      retry_after_ms: 100,
-      backoff_strategy: 'linear',
-      lease_renewal_instruction: null,
-      starvation_risk: 'low',
-      deadlock_detected: false,
-      escalation_reason: null,
-      explanation: 'Wait for the release.',
-    };
+    const retry = { ...VALID_DECISION, retry_after_ms: 100, explanation: 'Wait for the release.' };
     fake.answer({ kind: 'slow', delayMs: 1_500, then: { kind: 'tool', input: retry } });
     const decider = createAnthropicDecider({ ...FAKE_MODEL, baseURL: fake.baseURL });
     try {

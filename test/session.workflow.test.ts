@@ -300,6 +300,18 @@ describe('acquisition sessions on the dev server', () => {
     );
   });
 
+  it('withLock does not wait on a session that failed before it could tell of the lease', async () => {
+    await withWorker(env, deps(), async (taskQueue) => {
+      const job = env.client.workflow.execute('holdLockFor', {
+        taskQueue,
+        workflowId: unique('job'),
+        args: [{ key: 'bad', requester: unique('r'), ttlMs: -5 }, 100],
+      });
+      await expect(job).rejects.toThrow(WorkflowFailedError);
+      expect((await locks.inspect('bad')).lastToken).toBeNull();
+    });
+  });
+
   it('fails a malformed request fast, with a non-retryable typed failure, before touching the lock service', async () => {
     await expect(startAcquisition(env.client, { key: '', requester: 'x' })).rejects.toThrow(
       InvalidLockRequestError,

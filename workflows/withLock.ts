@@ -35,8 +35,17 @@ export async function withLock<T>(
     args: [{ ...request, notifyParent: true }],
     staticSummary: `acquire ${request.key} for ${request.requester} (for ${workflowInfo().workflowType})`,
   });
-  await condition(() => answers.length > 0);
-  const first = answers[0]!;
+  // The session tells of the lease, or of its end, before it completes; one that fails instead (a bad
+  // request, a termination) ends this wait with its failure, so withLock never waits on a dead child.
+  const result = session.result();
+  result.catch(() => undefined); // handled below; a failure during `fn` must not go unobserved meanwhile
+  await Promise.race([condition(() => answers.length > 0), result]);
+  const first = answers[0];
+  if (!first)
+    throw ApplicationFailure.nonRetryable(
+      `session ${sessionId} ended without a word`,
+      FAILURE_TYPES.lockNotAcquired,
+    );
   if (first.status === 'ended') {
     throw ApplicationFailure.nonRetryable(
       `lock ${request.key} was not acquired: ${first.outcome.status}`,
@@ -48,7 +57,7 @@ export async function withLock<T>(
     return await fn(first.lease);
   } finally {
     await session.signal(requestRelease);
-    const outcome = await session.result();
+    const outcome = await result;
     if (outcome.status === 'lease-lost') {
       // Work done after the loss ran unprotected; fenced writes with this token were refused.
       throw ApplicationFailure.nonRetryable(

@@ -17,9 +17,21 @@ export interface EscalationRecord extends EscalationNotice {
   at: string;
 }
 
+/** An escalation that ended without an operator: the waiter acquired the lock after a release. */
+export interface EscalationResolution extends EscalationNotice {
+  resolution: 'acquired';
+}
+
+/** A resolution as recorded, next to the escalation it ends (same workflow id). */
+export interface ResolutionRecord extends EscalationResolution {
+  at: string;
+}
+
 /** Where escalations are kept; `recentForKey` feeds the starvation monitor. */
 export interface EscalationStore {
   record(escalation: EscalationRecord): Promise<void>;
+  /** Records that an escalation resolved itself; not counted by `recentForKey`. */
+  recordResolution(resolution: ResolutionRecord): Promise<void>;
   /** How many escalations of `key` happened at or after `since`. */
   recentForKey(key: string, since: Date): Promise<number>;
 }
@@ -28,9 +40,12 @@ export interface EscalationStore {
 export class FileEscalationStore implements EscalationStore {
   constructor(private readonly file: string) {}
 
-  async record(escalation: EscalationRecord): Promise<void> {
-    await fs.mkdir(path.dirname(this.file), { recursive: true });
-    await fs.appendFile(this.file, JSON.stringify(escalation) + '\n');
+  record(escalation: EscalationRecord): Promise<void> {
+    return this.append(escalation);
+  }
+
+  recordResolution(resolution: ResolutionRecord): Promise<void> {
+    return this.append(resolution);
   }
 
   async recentForKey(key: string, since: Date): Promise<number> {
@@ -41,7 +56,12 @@ export class FileEscalationStore implements EscalationStore {
     return text
       .split('\n')
       .filter(Boolean)
-      .map((line) => JSON.parse(line) as EscalationRecord)
-      .filter((e) => e.key === key && new Date(e.at) >= since).length;
+      .map((line) => JSON.parse(line) as EscalationRecord | ResolutionRecord)
+      .filter((e) => !('resolution' in e) && e.key === key && new Date(e.at) >= since).length;
+  }
+
+  private async append(line: EscalationRecord | ResolutionRecord): Promise<void> {
+    await fs.mkdir(path.dirname(this.file), { recursive: true });
+    await fs.appendFile(this.file, JSON.stringify(line) + '\n');
   }
 }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { EscalationNotice, EscalationStore } from './escalationStore';
+import type { EscalationNotice, EscalationResolution, EscalationStore } from './escalationStore';
 import type { Metrics } from './metrics';
 
 /** How on-call is reached, from reviewed configuration. */
@@ -38,7 +38,13 @@ export interface EscalationWebhookPayload extends EscalationNotice {
   resolve: { update: 'resolveEscalation'; signal: 'resolveEscalation'; workflowId: string; example: string };
 }
 
-/** The on-call activity: records the escalation, tells a human, and runs the starvation monitor. */
+/** The webhook's JSON body when an escalation resolved itself: nothing is left for on-call to do. */
+export interface ResolutionWebhookPayload extends EscalationResolution {
+  type: 'lockwarden.escalation-resolved';
+  at: string;
+}
+
+/** The on-call activities: record an escalation or its resolution, tell a human, run the starvation monitor. */
 export function createOnCallActivities({ oncall, escalations, metrics, log }: OnCallDeps) {
   return {
     async notifyOnCall(
@@ -73,19 +79,37 @@ export function createOnCallActivities({ oncall, escalations, metrics, log }: On
         },
       };
       log.warn({ event: 'lock.escalated', ...payload }, 'escalated to on-call');
-      if (oncall.webhookUrl) {
-        const response = await fetch(oncall.webhookUrl, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(payload),
-          signal: AbortSignal.timeout(10_000),
-        });
-        // Thrown before anything is recorded: Temporal retries the delivery (at least once, never lost).
-        if (!response.ok) throw new Error(`on-call webhook answered HTTP ${response.status}`);
-      }
+      if (oncall.webhookUrl) await postWebhook(oncall.webhookUrl, payload);
       await escalations.record({ ...notice, at: payload.at });
       metrics.escalations.inc({ key: notice.key, deadlock: String(notice.deadlock) });
       return { via: oncall.webhookUrl ? 'webhook' : 'log', flaggedForReview, recentForKey };
     },
+
+    /** Tells on-call that an escalation resolved itself (the waiter acquired the lock), and records it. */
+    async notifyEscalationResolved(resolution: EscalationResolution): Promise<{ via: 'webhook' | 'log' }> {
+      const payload: ResolutionWebhookPayload = {
+        type: 'lockwarden.escalation-resolved',
+        at: new Date().toISOString(),
+        ...resolution,
+      };
+      log.info(
+        { event: 'lock.escalation-resolved', ...payload },
+        'escalation resolved: the lock was acquired',
+      );
+      if (oncall.webhookUrl) await postWebhook(oncall.webhookUrl, payload);
+      await escalations.recordResolution(payload);
+      return { via: oncall.webhookUrl ? 'webhook' : 'log' };
+    },
   };
+}
+
+// Throws before anything is recorded on a refused delivery: Temporal retries it (at least once, never lost).
+async function postWebhook(url: string, payload: object): Promise<void> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(payload),
+    signal: AbortSignal.timeout(10_000),
+  });
+  if (!response.ok) throw new Error(`on-call webhook answered HTTP ${response.status}`);
 }

@@ -4,6 +4,8 @@ import { acquire, release } from '../client/lockwardenClient';
 import type { LockService } from '../locks/lockService';
 import type { Lease } from '../policy/lockSchemas';
 import { unique } from '../test/support/tempFiles';
+import { floorWaiterId } from './floorMutex';
+import { floorFinish, floorReady } from './floorWorkflows';
 
 /** One contended run: N requesters on one key, each acquires, holds, releases. */
 export interface ContentionRun {
@@ -43,13 +45,14 @@ async function contend(
   n: number,
   holdMs: number,
   calls: () => number,
-  one: (requester: string) => Promise<Hold & { workflowId?: string }>,
+  one: (requester: string) => Promise<Partial<Hold> & { workflowId?: string }>,
 ): Promise<ContentionRun> {
   const before = calls();
   const started = performance.now();
   const holds = await Promise.all(Array.from({ length: n }, () => one(unique('r'))));
   const makespanMs = performance.now() - started;
-  const ordered = [...holds].sort((a, b) => Number(BigInt(a.lease.token) - BigInt(b.lease.token)));
+  const leased = holds.filter((h): h is Hold => h.lease !== undefined && h.releasedAt !== undefined);
+  const ordered = [...leased].sort((a, b) => Number(BigInt(a.lease.token) - BigInt(b.lease.token)));
   for (let i = 1; i < ordered.length; i++) {
     if (ordered[i]!.lease.grantedAt < ordered[i - 1]!.releasedAt)
       throw new Error(
@@ -83,6 +86,31 @@ export function lockwardenRun(
     await session.result();
     return { lease, releasedAt: released.serviceTime, workflowId: session.workflowId };
   });
+}
+
+/**
+ * Temporal's floor for the same run: floor waiters (bench/floorWorkflows.ts) on an in-memory FIFO
+ * mutex, driven by the client exactly as lockwarden's sessions are. It makes no lock-service calls.
+ */
+export function floorRun(client: Client, taskQueue: string, n: number, holdMs: number) {
+  const key = unique('floor');
+  return contend(
+    n,
+    holdMs,
+    () => 0,
+    async (id) => {
+      const handle = await client.workflow.start('floorWaiter', {
+        taskQueue,
+        workflowId: floorWaiterId(key, id),
+        args: [{ key, id }],
+      });
+      await handle.executeUpdate(floorReady);
+      await delay(holdMs);
+      await handle.executeUpdate(floorFinish);
+      await handle.result();
+      return {};
+    },
+  );
 }
 
 /** A plain retry loop on the same lock service, with no fairness queue, sleeping `nextSleepMs(attempt)`. */

@@ -18,9 +18,11 @@ import {
   type ContentionRun,
   countingLocks,
   fixedPollingRun,
+  floorRun,
   fullJitterRun,
   lockwardenRun,
 } from './contenders';
+import { createFloorMutex } from './floorMutex';
 import { floorFinish, floorGo, floorReady } from './floorWorkflows';
 import { lineChart } from './svgChart';
 
@@ -197,6 +199,7 @@ async function main(): Promise<void> {
           log: silentLog,
           waker: createSessionWaker(env.client, silentLog),
         }),
+        ...createFloorMutex(env.client),
         noop: async () => undefined,
       },
     });
@@ -212,11 +215,13 @@ async function main(): Promise<void> {
     holdMs: number,
   ) => ({
     lockwarden: await lockwardenRun(ctx.client, ctx.taskQueue, ctx.locks.calls, n, holdMs),
+    floor: await floorRun(ctx.client, ctx.taskQueue, n, holdMs),
     jitter: await fullJitterRun(ctx.locks.service, ctx.locks.calls, n, holdMs),
     polling: await fixedPollingRun(ctx.locks.service, ctx.locks.calls, n, holdMs),
   });
   const p2Row = (label: string, r: Awaited<ReturnType<typeof p2>>) =>
     `| ${label} | ${r.lockwarden.utilization.toFixed(3)} (${r.lockwarden.lockCallsPerAcquisition.toFixed(1)} calls) | ` +
+    `${r.floor.utilization.toFixed(3)} (${ratio(r.lockwarden.utilization, r.floor.utilization)}) | ` +
     `${r.jitter.utilization.toFixed(3)} (${r.jitter.lockCallsPerAcquisition.toFixed(1)}) | ` +
     `${r.polling.utilization.toFixed(3)} (${r.polling.lockCallsPerAcquisition.toFixed(1)}) |`;
 
@@ -243,9 +248,9 @@ async function main(): Promise<void> {
       );
       say('');
       say(
-        `| P2, N = ${N}, one key: utilization (lock calls per acquisition) | lockwarden | full-jitter loop (50 ms, cap 2 s) | fixed 200 ms polling |`,
+        `| P2, N = ${N}, one key: utilization (lock calls per acquisition) | lockwarden | Temporal floor (lockwarden's share of it) | full-jitter loop (50 ms, cap 2 s) | fixed 200 ms polling |`,
       );
-      say('| --- | --- | --- | --- |');
+      say('| --- | --- | --- | --- | --- |');
       const slow = await p2(ctx, N, 200);
       say(p2Row('hold 200 ms', slow));
       const fast = await p2(ctx, N, 20);
@@ -263,12 +268,13 @@ async function main(): Promise<void> {
       if (!options.quick) {
         const series = {
           lockwarden: [] as { x: number; y: number }[],
+          floor: [] as { x: number; y: number }[],
           jitter: [] as { x: number; y: number }[],
           polling: [] as { x: number; y: number }[],
         };
         for (const n of CHART_NS) {
           const r = await p2(ctx, n, 200);
-          for (const name of ['lockwarden', 'jitter', 'polling'] as const)
+          for (const name of ['lockwarden', 'floor', 'jitter', 'polling'] as const)
             series[name].push({ x: n, y: r[name].utilization });
         }
         const svg = lineChart(
@@ -277,6 +283,7 @@ async function main(): Promise<void> {
           'utilization',
           [
             { name: 'lockwarden', points: series.lockwarden },
+            { name: 'Temporal floor (no lock service)', points: series.floor },
             { name: 'full-jitter loop', points: series.jitter },
             { name: 'fixed 200 ms polling', points: series.polling },
           ],
@@ -289,8 +296,10 @@ async function main(): Promise<void> {
     });
     if (options.allBackends) {
       say('');
-      say(`| P2, N = ${N}, hold 200 ms, by backend | lockwarden | full-jitter loop | fixed 200 ms polling |`);
-      say('| --- | --- | --- | --- |');
+      say(
+        `| P2, N = ${N}, hold 200 ms, by backend | lockwarden | Temporal floor (share) | full-jitter loop | fixed 200 ms polling |`,
+      );
+      say('| --- | --- | --- | --- | --- |');
       for (const backend of BACKENDS.filter((b) => b !== options.backend)) {
         say(p2Row(backend, await runOn(backend, (ctx) => p2(ctx, N, 200))));
       }

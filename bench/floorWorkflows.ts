@@ -4,8 +4,10 @@ import {
   defineSignal,
   defineUpdate,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
 } from '@temporalio/workflow';
+import type { FloorMutex } from './floorMutex';
 
 // Temporal's own floor for the contention benchmark: workflows of a session's shape that do no lock
 // work. Bundled with lockwarden's workflows by bench/benchWorkflows.ts, never by the worker.
@@ -47,4 +49,38 @@ export async function floorSignalled(): Promise<void> {
   });
   await condition(() => go);
   await noop();
+}
+
+const mutex = proxyLocalActivities<FloorMutex>({ startToCloseTimeout: '10 seconds' });
+
+/**
+ * A session's contended shape with nothing of lockwarden in it: an in-memory mutex taken and given
+ * back by local activities, a wake-up signal from the one that gives it back, and the two updates
+ * (floorReady once held, floorFinish once given back). Temporal's own floor for P2's hand-offs.
+ */
+export async function floorWaiter(input: { key: string; id: string }): Promise<void> {
+  let go = false;
+  let held = false;
+  let finishAsked = false;
+  let given = false;
+  setHandler(floorGo, () => {
+    go = true;
+  });
+  setHandler(floorReady, async () => {
+    await condition(() => held);
+  });
+  setHandler(floorFinish, async () => {
+    finishAsked = true;
+    await condition(() => given);
+  });
+  for (;;) {
+    go = false;
+    if (await mutex.floorTake(input)) break;
+    await condition(() => go);
+  }
+  held = true;
+  await condition(() => finishAsked);
+  await mutex.floorGive(input);
+  given = true;
+  await condition(allHandlersFinished);
 }

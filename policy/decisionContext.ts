@@ -16,6 +16,8 @@ export function buildDecisionContext(input: {
   elapsedMs: number;
   recentDecisions: PastDecision[];
   waitForEdges: WaitForEdge[];
+  /** Whether the waiter parks in its place until a release wakes it (see canPark). */
+  parks: boolean;
 }): DecisionContext {
   const { request, denial } = input;
   return {
@@ -37,6 +39,7 @@ export function buildDecisionContext(input: {
     holderLeaseRemainingMs:
       denial.holderLeaseUntil === null ? null : denial.holderLeaseUntil - denial.serviceTime,
     queuePosition: denial.position,
+    wokenByRelease: input.parks,
     recentDecisions: input.recentDecisions.slice(-5),
     waitForEdges: input.waitForEdges.filter(
       (e) => e.waiter === request.requester || e.holder === request.requester,

@@ -89,6 +89,18 @@ export function decideByPolicy(
       "The holder's lease is expiring, so a short wait should find the lock free.",
     );
   }
+  // Rule 2, parked: a release wakes this requester in its place, so the delay is only the fallback
+  // for a holder that dies: come back when its lease runs out, well inside the ticket's life.
+  if (ctx.wokenByRelease) {
+    const leaseEndMs = (ctx.holderLeaseRemainingMs ?? 0) + LATENCY_FLOOR_MS;
+    const delay = Math.min(leaseEndMs, tuning.maxBackoffMs, Math.floor(tuning.queueTicketMs / 3));
+    return retry(
+      Math.max(LATENCY_FLOOR_MS, delay),
+      'linear',
+      starvation,
+      'A release wakes this requester in its place, so it waits for the release rather than polling.',
+    );
+  }
   // Rule 2: under FIFO with others waiting, keep our place: modest, linear steps well inside the ticket's life.
   if (ctx.fairnessPolicy === 'FIFO' && ctx.otherWaitersExist) {
     const step = tuning.baseBackoffMs * Math.min(ctx.attempt, 4);

@@ -25,6 +25,8 @@ export const decisionContextSchema = z.strictObject({
   /** How long the holder's lease has left, on the lock service's clock; null when no one holds it. */
   holderLeaseRemainingMs: z.number().int().nullable(),
   queuePosition: z.number().int().positive().nullable(),
+  /** The requester keeps its place and a release wakes it at once: a delay is only its fallback. */
+  wokenByRelease: z.boolean(),
   recentDecisions: z
     .array(
       z.strictObject({

@@ -26,7 +26,7 @@ Answer by calling the ${DECISION_TOOL_NAME} tool exactly once. Its fields:
 
 Decide by these rules:
 1. If the holder's lease has run out or is about to, retry after a short delay.
-2. If others are waiting and the fairness policy is FIFO, keep the delay modest so this requester does not lose its place; never back off so far that a latecomer gets ahead.
+2. If this requester is woken by a release, the harness wakes it the moment the lock is released, so the delay is only a fallback: ask to come back when the holder's lease runs out, not in small steps. Otherwise, if others are waiting and the fairness policy is FIFO, keep the delay modest so this requester does not lose its place; never back off so far that a latecomer gets ahead.
 3. If more than 80% of the wait budget is used, escalate unless the lock looks about to be released.
 4. If this requester has failed many times in a row for the same reason, consider escalating.
 5. If the wait-for edges form a cycle through this requester, set deadlock_detected to true and escalate.
@@ -68,6 +68,7 @@ export function buildRetryPrompt(
     `- attempt: ${ctx.attempt} of at most ${ctx.maxRetries + 1}`,
     `- fairness policy: ${ctx.fairnessPolicy}`,
     `- queue position: ${ctx.queuePosition ?? 'not queued'}`,
+    `- woken by a release: ${ctx.wokenByRelease ? 'yes (it keeps its place, and the harness wakes it the moment the lock is released)' : 'no'}`,
     `- other clients waiting: ${ctx.otherWaitersExist ? 'yes' : 'no'}`,
     '',
     'Failure (data):',

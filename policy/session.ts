@@ -65,7 +65,8 @@ export interface SessionState {
     reason: string;
     deadlock: boolean;
     flaggedForReview: boolean;
-    resolution: OperatorDecision | 'timed-out' | null;
+    /** The operator's answer; 'timed-out' without one; 'acquired' when a release ended it first. */
+    resolution: OperatorDecision | 'timed-out' | 'acquired' | null;
   } | null;
   /** Operator answers sent as a signal that failed validation: logged and ignored. */
   ignoredOperatorAnswers: number;

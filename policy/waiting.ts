@@ -42,6 +42,11 @@ export function nothingMoved(before: WaitSituation | null, now: WaitSituation): 
 /** A parked waiter refreshes its queue ticket when this share of the ticket's life is gone. */
 export const TICKET_REFRESH_SHARE = 0.5;
 
+/** How long a waiter may wait before its ticket, of `queueTicketMs`, must be refreshed. */
+export function ticketRefreshMs(queueTicketMs: number): number {
+  return Math.floor(queueTicketMs * TICKET_REFRESH_SHARE);
+}
+
 /**
  * Whether a denied waiter parks (one timer until a release wakes it) rather than backing off: it
  * holds a place in the queue, and wake-on-release is on, so a release will signal it.
@@ -62,7 +67,7 @@ export function parkFor(
   progress: RetryProgress,
   budget: RetryBudget,
 ): NextStep {
-  const refreshMs = Math.floor(queueTicketMs * TICKET_REFRESH_SHARE);
+  const refreshMs = ticketRefreshMs(queueTicketMs);
   const leaseEndsInMs =
     denial.holderLeaseUntil === null
       ? refreshMs

@@ -45,10 +45,13 @@ start() {
   fi
   local sa_flags=()
   for entry in $(search_attributes); do sa_flags+=(--search-attribute "$entry"); done
+  # The history survives a server restart (WAL), without an fsync per write: about 10 ms a hop
+  # less on this machine. Only a power cut can lose the last writes; a cluster has real persistence.
+  local sqlite_flags=(--sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=OFF)
   local dc_flags=()
   while read -r setting; do dc_flags+=(--dynamic-config-value "$setting"); done < <(dispatch_settings)
   nohup "$bin" server start-dev --ip 127.0.0.1 --port "$port" --ui-port "$ui_port" \
-    --db-filename "$data_dir/temporal.db" --log-level warn "${sa_flags[@]}" "${dc_flags[@]}" \
+    --db-filename "$data_dir/temporal.db" "${sqlite_flags[@]}" --log-level warn "${sa_flags[@]}" "${dc_flags[@]}" \
     >"$log_file" 2>&1 &
   echo $! >"$pid_file"
   for _ in $(seq 1 120); do

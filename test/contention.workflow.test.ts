@@ -1,5 +1,6 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createAnthropicDecider } from '../activities/anthropicDecider';
+import { FileEscalationStore } from '../activities/escalationStore';
 import { acquire, awaitLeaseOf, release, startAcquisition, stateOf } from '../client/lockwardenClient';
 import type { LockService } from '../locks/lockService';
 import type { SqliteLockService } from '../locks/sqliteLockService';
@@ -7,7 +8,9 @@ import type { TryAcquireRequest } from '../policy/lockSchemas';
 import { VALID_DECISION } from './support/decisionInputs';
 import { FakeMessagesApi } from './support/fakeMessagesApi';
 import { activitySummaries, timerSummaries } from './support/history';
-import { FAKE_MODEL } from './support/runScenario';
+import { FAKE_MODEL, runScenario } from './support/runScenario';
+import { wokenDuringDecision } from './support/scenarios';
+import { freshSqlitePath } from './support/tempFiles';
 import {
   connectTestEnv,
   freshSqliteLockService,
@@ -34,6 +37,7 @@ describe('waiting under contention', () => {
     key = unique('contended');
   });
   afterEach(() => locks.close());
+  const escalations = new FileEscalationStore(freshSqlitePath().replace(/\.sqlite$/, '.jsonl'));
 
   const attemptsOf = async (workflowId: string) => (await stateOf(env.client, workflowId)).attempts;
   const phaseIs = (workflowId: string, phase: string) => async () =>
@@ -112,6 +116,23 @@ describe('waiting under contention', () => {
     } finally {
       await fake.stop();
     }
+  });
+
+  it('a slow model does not slow a handoff: the release outruns a decision still in flight, which is cancelled', async () => {
+    const seen = await runScenario(env, wokenDuringDecision, { locks, log: silentLog, escalations });
+    if (seen.next.status !== 'acquired') throw new Error(`waiter ended: ${seen.next.outcome.status}`);
+    expect(seen.next.lease.grantedAt).toBeGreaterThanOrEqual(seen.releasedAt!);
+    // Granted while the model (answering after 2 s) was still thinking: the wake-up did not wait.
+    expect(seen.next.lease.grantedAt).toBeLessThan(seen.modelAnswersAt);
+    expect(seen.cancelRequests).toBe(1);
+    // The cut-short ask left no decision, and the waiter never parked.
+    expect(seen.decisions).toEqual([]);
+    expect(seen.timerSummaries.filter((s) => s.startsWith('parked'))).toEqual([]);
+    expect(seen.activitySummaries.slice(0, 3)).toEqual([
+      'fast path, attempt 1',
+      'retry decision, attempt 1',
+      'fast path, attempt 2',
+    ]);
   });
 });
 

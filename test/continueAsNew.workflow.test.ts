@@ -168,6 +168,49 @@ describe('long sessions', () => {
     }
   }, 60_000);
 
+  it('never strands a caller: release() sent while holders keep continuing as new is answered, and releases', async () => {
+    const locks = freshSqliteLockService();
+    try {
+      await withWorker(env, { locks, log: silentLog }, async (taskQueue) => {
+        // Three holders renewing every 400 ms continue as new every few seconds; each is released at
+        // a different moment of its run, the last one just as a new run has started.
+        const held = await Promise.all(
+          [0, 1, 2].map((i) =>
+            acquire(
+              env.client,
+              { key: unique('hold-across'), requester: `job-${i}`, ttlMs: 1_200 },
+              { taskQueue },
+            ),
+          ),
+        );
+        const released = await Promise.all(
+          held.map(async ({ lease, session }, i) => {
+            const runs = 2 + i;
+            await waitFor(
+              `run ${runs} of ${lease.holder}`,
+              async () => (await runsOf(session.workflowId)) >= runs,
+              40_000,
+            );
+            await new Promise((r) => setTimeout(r, [250, 100, 0][i]));
+            const answer = await release(env.client, lease);
+            return {
+              answer,
+              outcome: await session.result(),
+              holderAfter: (await locks.inspect(lease.key)).holder,
+            };
+          }),
+        );
+        for (const [i, r] of released.entries()) {
+          expect(r.answer).toMatchObject({ ok: true });
+          expect(r.outcome).toMatchObject({ status: 'released', lease: { token: held[i]!.lease.token } });
+          expect(r.holderAfter).toBeNull();
+        }
+      });
+    } finally {
+      await locks.close();
+    }
+  }, 90_000);
+
   async function runsOf(workflowId: string): Promise<number> {
     let runs = 0;
     for await (const _ of env.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs++;

@@ -64,6 +64,7 @@ describe('what reaches the model', () => {
       elapsedMs: 4_000,
       recentDecisions: [],
       waitForEdges: [],
+      parks: false,
     });
     fake.answer(
       { kind: 'tool', input: { extra: 'field' } },

@@ -1,3 +1,4 @@
+import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WorkflowFailedError } from '@temporalio/client';
@@ -5,7 +6,13 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import pino from 'pino';
 import { FileEscalationStore } from '../activities/escalationStore';
 import { createMetrics } from '../activities/metrics';
-import { acquire, acquisitionWorkflowId, startAcquisition } from '../client/lockwardenClient';
+import {
+  acquire,
+  acquisitionWorkflowId,
+  awaitLeaseOf,
+  release,
+  startAcquisition,
+} from '../client/lockwardenClient';
 import type { SqliteLockService } from '../locks/sqliteLockService';
 import { InvalidLockRequestError, LockNotAcquiredError } from '../policy/errors';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
@@ -14,6 +21,7 @@ import {
   deadlock,
   escalateOperatorRetry,
   escalateTimeoutAbandon,
+  escalationResolvedByRelease,
   fastPathHoldRelease,
   leaseLost,
   modelClampedThenEscalate,
@@ -33,6 +41,7 @@ import {
   withWorker,
 } from './support/temporalFixture';
 import { freshSqlitePath } from './support/tempFiles';
+import { waitFor } from './support/waitFor';
 
 // The workflow paths of test/support/scenarios.ts (the same runs the history recorder records), and
 // the on-call, review and validation behaviour around them.
@@ -40,6 +49,7 @@ describe('acquisition sessions on the dev server', () => {
   let env: TestWorkflowEnvironment;
   let locks: SqliteLockService;
   let escalations: FileEscalationStore;
+  let escalationsFile: string;
   let key: string;
   const deps = () => ({ locks, log: silentLog, escalations });
 
@@ -49,7 +59,8 @@ describe('acquisition sessions on the dev server', () => {
   afterAll(() => env?.teardown());
   beforeEach(() => {
     locks = freshSqliteLockService();
-    escalations = new FileEscalationStore(freshSqlitePath().replace(/\.sqlite$/, '.jsonl'));
+    escalationsFile = freshSqlitePath().replace(/\.sqlite$/, '.jsonl');
+    escalations = new FileEscalationStore(escalationsFile);
     key = unique('key');
   });
   afterEach(() => locks.close());
@@ -111,6 +122,33 @@ describe('acquisition sessions on the dev server', () => {
     // The malformed signal was counted, not acted on.
     expect(seen.holding.ignoredOperatorAnswers).toBe(1);
     expect(seen.refusal).toBe('operator answer refused: the session is holding, not waiting for an operator');
+    expect(seen.outcome).toMatchObject({ status: 'released' });
+  });
+
+  it('an escalated waiter keeps its place: a release wakes it, it acquires, and the escalation resolves itself', async () => {
+    const seen = await run(escalationResolvedByRelease);
+    expect(seen.escalated).toMatchObject({
+      phase: 'escalated',
+      escalation: { reason: 'budget spent (max-retries)', resolution: null },
+    });
+    expect(seen.holding).toMatchObject({
+      phase: 'holding',
+      lease: { holder: 'replica-b' },
+      escalation: { resolution: 'acquired' },
+    });
+    expect(seen.activitySummaries).toEqual([
+      'fast path, attempt 1',
+      'retry decision, attempt 1',
+      'page on-call: budget spent (max-retries)',
+      'escalated, tries on a release, attempt 2',
+      'tell on-call: resolved, the lock was acquired',
+      `release token ${seen.holding.lease!.token}`,
+    ]);
+    // Paged once; the resolution is recorded but not counted as another escalation.
+    expect(seen.escalationsCounted).toBe(1);
+    expect(seen.lateAnswer).toBe(
+      'operator answer refused: the session is holding, not waiting for an operator',
+    );
     expect(seen.outcome).toMatchObject({ status: 'released' });
   });
 
@@ -218,8 +256,8 @@ describe('acquisition sessions on the dev server', () => {
     expect(seen.holderAfter).toBeNull();
   });
 
-  it('pages on-call through the webhook with the documented payload', async () => {
-    await locks.tryAcquire({ key, requester: 'stuck-job', ttlMs: 60_000 });
+  /** Runs `fn` with a loopback on-call webhook; `received` collects the JSON bodies posted to it. */
+  async function withWebhook(fn: (webhookUrl: string, received: unknown[]) => Promise<void>): Promise<void> {
     const received: unknown[] = [];
     const hook = http.createServer((req, res) => {
       let body = '';
@@ -230,40 +268,82 @@ describe('acquisition sessions on the dev server', () => {
       });
     });
     await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
-    const webhookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/page`;
     try {
-      await withWorker(
-        env,
-        { ...deps(), oncall: { webhookUrl, reviewWindowMs: 600_000, reviewThreshold: 3 } },
-        async (taskQueue) => {
-          const session = await startAcquisition(
-            env.client,
-            { key, requester: 'replica-b', budget: { maxRetries: 0 }, escalationTimeoutMs: 1_000 },
-            { taskQueue },
-          );
-          await session.result();
-          expect(received).toEqual([
-            expect.objectContaining({
-              type: 'lockwarden.escalation',
-              key,
-              requester: 'replica-b',
-              workflowId: session.workflowId,
-              reason: 'budget spent (max-retries)',
-              deadlock: false,
-              attempts: 1,
-              flaggedForReview: false,
-              resolve: expect.objectContaining({
-                update: 'resolveEscalation',
-                signal: 'resolveEscalation',
-                workflowId: session.workflowId,
-              }),
-            }),
-          ]);
-        },
-      );
+      await fn(`http://127.0.0.1:${(hook.address() as AddressInfo).port}/page`, received);
     } finally {
       hook.close();
     }
+  }
+  const oncallAt = (webhookUrl: string) => ({ webhookUrl, reviewWindowMs: 600_000, reviewThreshold: 3 });
+
+  it('pages on-call through the webhook with the documented payload', async () => {
+    await locks.tryAcquire({ key, requester: 'stuck-job', ttlMs: 60_000 });
+    await withWebhook(async (webhookUrl, received) => {
+      await withWorker(env, { ...deps(), oncall: oncallAt(webhookUrl) }, async (taskQueue) => {
+        const session = await startAcquisition(
+          env.client,
+          { key, requester: 'replica-b', budget: { maxRetries: 0 }, escalationTimeoutMs: 1_000 },
+          { taskQueue },
+        );
+        await session.result();
+        expect(received).toEqual([
+          expect.objectContaining({
+            type: 'lockwarden.escalation',
+            key,
+            requester: 'replica-b',
+            workflowId: session.workflowId,
+            reason: 'budget spent (max-retries)',
+            deadlock: false,
+            attempts: 1,
+            flaggedForReview: false,
+            resolve: expect.objectContaining({
+              update: 'resolveEscalation',
+              signal: 'resolveEscalation',
+              workflowId: session.workflowId,
+            }),
+          }),
+        ]);
+      });
+    });
+  });
+
+  it('tells on-call through the webhook, and in the record, when an escalation resolved itself', async () => {
+    await withWebhook(async (webhookUrl, received) => {
+      await withWorker(env, { ...deps(), oncall: oncallAt(webhookUrl) }, async (taskQueue) => {
+        const holder = await acquire(env.client, { key, requester: 'holder' }, { taskQueue });
+        const waiter = await startAcquisition(
+          env.client,
+          { key, requester: 'replica-b', budget: { maxRetries: 0 }, escalationTimeoutMs: 120_000 },
+          { taskQueue },
+        );
+        await waitFor('paged', async () => received.length === 1);
+        await release(env.client, holder.lease);
+        const next = await awaitLeaseOf(env.client, waiter.workflowId);
+        expect(next).toMatchObject({ status: 'acquired', lease: { holder: 'replica-b' } });
+        await waitFor('resolution sent', async () => received.length === 2);
+        expect(received[1]).toEqual({
+          type: 'lockwarden.escalation-resolved',
+          at: expect.any(String),
+          key,
+          requester: 'replica-b',
+          workflowId: waiter.workflowId,
+          reason: 'budget spent (max-retries)',
+          deadlock: false,
+          attempts: 2,
+          waitedMs: expect.any(Number),
+          resolution: 'acquired',
+        });
+        const lines = (await fs.readFile(escalationsFile, 'utf8'))
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l));
+        expect(lines.map((l: { resolution?: string }) => l.resolution ?? 'escalated')).toEqual([
+          'escalated',
+          'acquired',
+        ]);
+        await release(env.client, { key, holder: 'replica-b' });
+      });
+    });
   });
 
   it('flags a key that keeps escalating for deadlock review: a log line, a metric and a search attribute', async () => {

@@ -41,6 +41,7 @@ export const baseInput: PolicyInput = {
     maxRetries: 10,
     holderLeaseRemainingMs: 12_000,
     queuePosition: 1,
+    wokenByRelease: false,
     recentDecisions: [],
     waitForEdges: [],
   },

@@ -7,10 +7,17 @@ export function timerSummaries(history: temporal.api.history.v1.IHistory): strin
     .map((e) => decodeJsonPayload(e.userMetadata?.summary?.data));
 }
 
-/** The summaries of the activities a workflow scheduled, in order. */
+/** The marker with which the SDK records a local activity's result in the history. */
+const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
+
+/** The summaries of the activities a workflow ran, local ones (recorded as markers) included, in order. */
 export function activitySummaries(history: temporal.api.history.v1.IHistory): string[] {
   return (history.events ?? [])
-    .filter((e) => e.activityTaskScheduledEventAttributes)
+    .filter(
+      (e) =>
+        e.activityTaskScheduledEventAttributes ||
+        e.markerRecordedEventAttributes?.markerName === LOCAL_ACTIVITY_MARKER,
+    )
     .map((e) => decodeJsonPayload(e.userMetadata?.summary?.data));
 }
 

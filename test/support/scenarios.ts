@@ -4,6 +4,7 @@ import type { EscalationStore } from '../../activities/escalationStore';
 import {
   acquire,
   acquisitionWorkflowId,
+  awaitLeaseOf,
   forceRelease,
   release,
   resolve,
@@ -227,6 +228,43 @@ export const escalateOperatorRetry = {
   },
 } satisfies Scenario;
 
+export const escalationResolvedByRelease = {
+  name: 'session-escalation-resolved-by-release',
+  async run({ client, taskQueue, escalations, tag }: ScenarioContext) {
+    const key = `resolved-${tag}`;
+    const holder = await acquire(client, { key, requester: 'holder' }, { taskQueue });
+    const waiter = await startAcquisition(
+      client,
+      { key, requester: 'replica-b', budget: { maxRetries: 0 }, escalationTimeoutMs: 120_000 },
+      { taskQueue },
+    );
+    await waitFor('escalated', phaseIs(client, waiter.workflowId, 'escalated'));
+    const escalated = await stateOf(client, waiter.workflowId);
+    // No operator answers: the holder's release wakes the escalated waiter, which still has its place.
+    await release(client, holder.lease);
+    await waitFor('holding', phaseIs(client, waiter.workflowId, 'holding'));
+    const holding = await stateOf(client, waiter.workflowId);
+    const lateAnswer = await resolve(client, waiter.workflowId, {
+      action: 'abandon',
+      operator: 'bob',
+      reason: 'too late',
+    }).then(
+      () => null,
+      (error: Error & { cause?: Error }) => error.cause?.message ?? error.message,
+    );
+    await releaseHeld(client, waiter.workflowId);
+    return {
+      histories: { 'session-escalation-resolved-by-release': waiter.workflowId },
+      escalated,
+      holding,
+      lateAnswer,
+      escalationsCounted: await escalations.recentForKey(key, new Date(0)),
+      activitySummaries: activitySummaries(await historyOf(client, waiter.workflowId)),
+      outcome: await waiter.result(),
+    };
+  },
+} satisfies Scenario;
+
 export const escalateTimeoutAbandon = {
   name: 'session-escalate-timeout-abandon',
   async run({ client, taskQueue, locks, tag }: ScenarioContext) {
@@ -243,6 +281,38 @@ export const escalateTimeoutAbandon = {
       key,
       outcome,
       waitersAfter: (await locks.inspect(key)).waiters,
+    };
+  },
+} satisfies Scenario;
+
+/** How long the slow model of {@link wokenDuringDecision} takes to answer. */
+export const SLOW_MODEL_MS = 2_000;
+
+export const wokenDuringDecision = {
+  name: 'session-woken-during-decision',
+  model: [{ kind: 'slow', delayMs: SLOW_MODEL_MS, then: modelDecision({ retry_after_ms: 100 }) }],
+  async run({ client, taskQueue, model, tag }: ScenarioContext) {
+    const key = `slow-model-${tag}`;
+    const holder = await acquire(client, { key, requester: 'holder' }, { taskQueue });
+    const waiter = await startAcquisition(client, { key, requester: 'waiter' }, { taskQueue });
+    await waitFor('the decision under way', async () => (model?.requests.length ?? 0) > 0);
+    // The model answers no earlier than this, on the clock the SQLite lock service reads too.
+    const modelAnswersAt = Date.now() + SLOW_MODEL_MS - 500;
+    const released = await release(client, holder.lease);
+    const next = await awaitLeaseOf(client, waiter.workflowId);
+    const state = await stateOf(client, waiter.workflowId);
+    await releaseHeld(client, waiter.workflowId);
+    const history = await historyOf(client, waiter.workflowId);
+    return {
+      histories: { 'session-woken-during-decision': waiter.workflowId },
+      releasedAt: released.ok ? released.serviceTime : null,
+      modelAnswersAt,
+      next,
+      decisions: state.decisions,
+      cancelRequests: (history.events ?? []).filter((e) => e.activityTaskCancelRequestedEventAttributes)
+        .length,
+      timerSummaries: timerSummaries(history),
+      activitySummaries: activitySummaries(history),
     };
   },
 } satisfies Scenario;
@@ -416,6 +486,8 @@ export const SCENARIOS: Scenario[] = [
   wakeOnRelease,
   escalateOperatorRetry,
   escalateTimeoutAbandon,
+  escalationResolvedByRelease,
+  wokenDuringDecision,
   modelClampedThenEscalate,
   modelOverruledByBudget,
   deadlock,

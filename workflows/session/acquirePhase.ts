@@ -2,9 +2,9 @@ import { condition, workflowInfo } from '@temporalio/workflow';
 import type { Lease } from '../../policy/lockSchemas';
 import { untrustedText } from '../../policy/untrustedText';
 import { canPark, needsDecision, nothingMoved, situationOf } from '../../policy/waiting';
-import { lockCalls } from '../lockCalls';
 import { decideAfterDenial, parkStep } from './decideStep';
 import { findDeadlock, settleDeadlock } from './deadlock';
+import { tryFastPath } from './fastPath';
 import { escalateAndWait, leaveQueue } from './escalation';
 import type { LockSession, PhaseEnd } from './lockSession';
 
@@ -28,11 +28,8 @@ export async function acquireUntilHeld(session: LockSession): Promise<{ lease: L
 
     // A wake-up that arrives from here on (during the fast path or the decision) ends the next wait.
     session.woken = false;
-    const attempts = ++session.state.attempts;
-    const attempt = await lockCalls.tryAcquireLock.executeWithOptions(
-      { summary: `fast path, attempt ${attempts}` },
-      [{ key, requester, ttlMs: request.ttlMs, fairness: request.fairness, priority: request.priority }],
-    );
+    const attempt = await tryFastPath(session, 'fast path');
+    const attempts = session.state.attempts;
     if (attempt.granted) return { lease: attempt.lease };
     const denial = attempt.denial;
     session.lastDenial = denial;
@@ -42,17 +39,29 @@ export async function acquireUntilHeld(session: LockSession): Promise<{ lease: L
 
     const seen = situationOf(denial);
     session.unchangedDenials = nothingMoved(session.situation, seen) ? session.unchangedDenials + 1 : 1;
-    const ask = needsDecision(session.situation, seen);
-    session.situation = seen;
     const parks = canPark(denial, request.wakeOnRelease);
+    // Only a parked waiter goes without a decision: one that backs off needs a delay each time.
+    const ask = !parks || needsDecision(session.situation, seen);
+    session.situation = seen;
     const progress = { attempts, elapsedMs: session.waitedMs() };
     const decided = ask ? await decideAfterDenial(session, denial, edges, parks) : null;
+    if (decided === 'woken') {
+      session.situation = null; // the decision was cut short: the next denial asks again
+      continue;
+    }
     // Nothing changed behind the same holder: the parked waiter refreshed its ticket, and parks again.
     const step = decided ? decided.step : parkStep(denial, progress, session);
 
     if (step.kind === 'escalate') {
-      await leaveQueue(session, 'escalated');
-      const end = await escalateAndWait(session, step.reason, step.deadlock, denial);
+      // A waiter with a place keeps it while escalated: a release still wakes it, and it tries at
+      // once. One in a deadlock gives its place up, or the cycle would stay.
+      const keepsPlace = parks && !step.deadlock;
+      if (!keepsPlace) await leaveQueue(session, 'escalated');
+      const end = await escalateAndWait(
+        session,
+        { reason: step.reason, deadlock: step.deadlock, keepsPlace },
+        denial,
+      );
       if (end) return end;
       session.situation = null;
       continue;

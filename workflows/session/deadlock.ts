@@ -1,4 +1,4 @@
-import type { Denial } from '../../policy/lockSchemas';
+import type { Denial, Lease } from '../../policy/lockSchemas';
 import type { DeadlockNotice } from '../../policy/session';
 import { cycleThrough, type WaitForEdge } from '../../policy/waitForGraph';
 import { escalateAndWait, leaveQueue } from './escalation';
@@ -28,20 +28,21 @@ export async function findDeadlock(session: LockSession, edges: WaitForEdge[]): 
 /**
  * Acts on a deadlock this session found or was told of: it leaves the queue; the escalator pages
  * on-call and waits for the operator, the others halt. Returns undefined when the operator granted
- * more budget and the session should try again.
+ * more budget and the session should try again (having left the queue, it is never handed a lease).
  */
 export async function settleDeadlock(
   session: LockSession,
   notice: DeadlockNotice,
   lastDenial: Denial,
-): Promise<PhaseEnd | undefined> {
+): Promise<{ lease: Lease } | PhaseEnd | undefined> {
   await leaveQueue(session, 'deadlock');
   if (notice.escalator !== session.requester) {
     const reason = `deadlock: ${notice.cycle}; escalated by ${notice.escalator}`;
     session.enter('halted', `halted: deadlock (${notice.cycle}); ${notice.escalator} escalates it`);
     return { outcome: { status: 'halted', attempts: session.state.attempts, reason } };
   }
-  const end = await escalateAndWait(session, `deadlock: ${notice.cycle}`, true, lastDenial);
+  const why = { reason: `deadlock: ${notice.cycle}`, deadlock: true, keepsPlace: false };
+  const end = await escalateAndWait(session, why, lastDenial);
   session.deadlockNotice = undefined;
   return end;
 }

@@ -1,4 +1,4 @@
-import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, CancellationScope, condition, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { buildDecisionContext } from '../../policy/decisionContext';
 import type { PolicyTuning } from '../../policy/decisionPolicy';
@@ -34,14 +34,16 @@ export interface DecidedStep {
 
 /**
  * Asks for a retry decision after a denial (model or policy, in the decision activity), then applies
- * the guardrails, here and only here, and records the decision in the session's state.
+ * the guardrails, here and only here, and records the decision in the session's state. A wake-up (a
+ * release, a deadlock notice) that comes while the decision is being made cancels it: the session
+ * tries at once rather than wait for a slow model. Then the answer is 'woken'.
  */
 export async function decideAfterDenial(
   session: LockSession,
   denial: Denial,
   waitForEdges: WaitForEdge[],
   parks: boolean,
-): Promise<DecidedStep> {
+): Promise<DecidedStep | 'woken'> {
   const attempts = session.state.attempts;
   const progress = { attempts, elapsedMs: session.waitedMs() };
   const tuning: PolicyTuning = {
@@ -58,9 +60,12 @@ export async function decideAfterDenial(
     elapsedMs: progress.elapsedMs,
     recentDecisions: session.recentDecisions,
     waitForEdges,
+    parks,
   });
   // The workflow's seeded, replay-safe generator.
-  const record = await decide({ context, tuning, jitterSample: Math.random() });
+  const input = { context, tuning, jitterSample: Math.random() };
+  const record = await unlessWoken(session, () => decide(input));
+  if (record === 'woken') return 'woken';
   const guarded = guardDecision(record.decision, progress, session.budget);
   // A waiter that parks is woken by a release, so a retry's delay gives way to the park: one timer
   // until the holder's lease ends or the ticket needs refreshing (bounded by the budget all the same).
@@ -92,6 +97,27 @@ export function parkStep(denial: Denial, progress: RetryProgress, session: LockS
   return due.kind === 'stop'
     ? { kind: 'escalate', reason: `budget spent (${due.why})`, deadlock: false }
     : due;
+}
+
+/** Runs `work` unless the session is woken first: then `work` is cancelled and the answer is 'woken'. */
+async function unlessWoken<T>(session: LockSession, work: () => Promise<T>): Promise<T | 'woken'> {
+  const working = new CancellationScope();
+  const watching = new CancellationScope();
+  const result = working.run(work);
+  const woken = watching.run(() => condition(() => session.woken));
+  try {
+    const first = await Promise.race([
+      result.then((value) => ({ value })),
+      woken.then(() => 'woken' as const),
+    ]);
+    if (first !== 'woken') return first.value;
+    working.cancel();
+    result.catch(() => undefined); // cancelled on purpose: its failure is expected and not wanted
+    return 'woken';
+  } finally {
+    watching.cancel();
+    woken.catch(() => undefined);
+  }
 }
 
 // The decision activity, or the policy when the activity has failed for good.

@@ -1,7 +1,7 @@
 import { condition, workflowInfo } from '@temporalio/workflow';
 import { LATENCY_FLOOR_MS } from '../../policy/constants';
 import type { Lease } from '../../policy/lockSchemas';
-import { lockCalls } from '../lockCalls';
+import { handoffCalls, lockCalls } from '../lockCalls';
 import type { LockSession, PhaseEnd } from './lockSession';
 import { tellParent } from './peerSignals';
 
@@ -45,7 +45,7 @@ export async function holdUntilReleased(session: LockSession, acquired: Lease): 
   }
 
   // The release activity wakes the head of the queue itself: the hand-off waits for no task of ours.
-  const released = await lockCalls.releaseLock.executeWithOptions(
+  const released = await handoffCalls.releaseLock.executeWithOptions(
     { summary: `release token ${lease.token}` },
     [lease],
   );

@@ -9,7 +9,8 @@ import {
   retryDecisionShape,
 } from '../policy/retryDecision';
 import { describeIssues } from '../policy/errors';
-import type { RedactionCounts } from '../policy/redaction';
+import { redact, type RedactionCounts } from '../policy/redaction';
+import { untrustedText } from '../policy/untrustedText';
 import { buildRetryPrompt, DECISION_TOOL_NAME } from '../policy/retryPrompt';
 
 /** Reviewed configuration of the model path. It holds no lock-service credentials. */
@@ -56,22 +57,27 @@ export function createAnthropicDecider(config: ModelConfig) {
     timeout: config.timeoutMs,
   });
 
+  // The reply as the SDK returned it (read and checked by readDecision), or the answer an API error
+  // calls for. Anything else thrown (a body that is not JSON, a reply the SDK cannot read) is a reply
+  // that could not be read: an invalid answer like any other.
   async function ask(
     model: string,
     messages: Anthropic.MessageParam[],
     system: string,
-  ): Promise<Anthropic.Message | ModelAnswer> {
+  ): Promise<{ reply: unknown } | ModelAnswer> {
     try {
-      return await client.messages.create({
+      const reply: unknown = await client.messages.create({
         model,
         max_tokens: config.maxTokens,
         system,
         messages,
         tools: [DECISION_TOOL],
-        tool_choice: { type: 'tool', name: DECISION_TOOL_NAME },
+        // One call of the one tool: a second call in the same reply is refused anyway (readDecision).
+        tool_choice: { type: 'tool', name: DECISION_TOOL_NAME, disable_parallel_tool_use: true },
       });
+      return { reply };
     } catch (error) {
-      return classify(error, model);
+      return classify(error, model) ?? { reply: new UnreadableReply(error) };
     }
   }
 
@@ -82,13 +88,14 @@ export function createAnthropicDecider(config: ModelConfig) {
   ): Promise<ModelAnswer> {
     const messages: Anthropic.MessageParam[] = [{ role: 'user', content: prompt.user }];
     const first = await ask(model, messages, prompt.system);
-    if (!('content' in first)) return first;
-    const firstRead = readDecision(first);
+    if (!('reply' in first)) return first;
+    const firstRead = readDecision(first.reply);
     if (firstRead.ok) return { kind: 'decision', decision: firstRead.decision, model, repaired: false };
 
-    const second = await ask(model, [...messages, ...repairTurn(first, firstRead.problem)], prompt.system);
-    if (!('content' in second)) return second;
-    const secondRead = readDecision(second);
+    const repair = repairTurn(first.reply, firstRead.problem);
+    const second = await ask(model, [...messages, ...repair], prompt.system);
+    if (!('reply' in second)) return second;
+    const secondRead = readDecision(second.reply);
     if (secondRead.ok) return { kind: 'decision', decision: secondRead.decision, model, repaired: true };
     return { kind: 'fallback', cause: 'invalid-after-repair', detail: secondRead.problem, model };
   }
@@ -101,21 +108,68 @@ export function createAnthropicDecider(config: ModelConfig) {
   };
 }
 
-/** Reads the decision out of a response: only the forced tool call counts; text around it does not. */
+/** A reply the SDK could not read (what it threw), kept for readDecision to describe. */
+class UnreadableReply {
+  constructor(readonly error: unknown) {}
+}
+
+// What a reply must look like before its content is read: a Messages API message, loosely.
+const replyShape = z.looseObject({
+  content: z.array(z.looseObject({ type: z.string() })),
+  stop_reason: z.string().nullable().optional(),
+});
+
+/** A short, redacted excerpt of what a server sent, for a recorded cause: never the whole of it. */
+function excerpt(text: string): string {
+  return JSON.stringify(untrustedText(redact(text).text, 60));
+}
+
+/** Why a reply is not a Messages API message: its kind and a short, redacted excerpt. */
+function describeUnreadable(reply: unknown): string {
+  if (reply instanceof UnreadableReply) {
+    const error = reply.error;
+    const name = error instanceof Error ? error.name : typeof error;
+    return `the reply could not be read (${name}: ${excerpt(error instanceof Error ? error.message : String(error))})`;
+  }
+  if (typeof reply === 'string')
+    return `the reply is not a Messages API response but text: ${excerpt(reply)}`;
+  if (reply === null || typeof reply !== 'object')
+    return `the reply is not a Messages API response (${String(reply)})`;
+  const content = (reply as { content?: unknown }).content;
+  return content === undefined
+    ? 'the reply is not a Messages API response (no content)'
+    : `the reply's content is ${content === null ? 'null' : typeof content}, not a list of blocks`;
+}
+
+/**
+ * Reads the decision out of a reply. Only a reply that is exactly one call of the decision tool with
+ * an object input counts; anything else (no call, two calls, another tool, text only, a reply that is
+ * not a Messages response) is an invalid answer, described without more than a short excerpt.
+ */
 export function readDecision(
-  message: Anthropic.Message,
+  reply: unknown,
 ): { ok: true; decision: RetryDecision } | { ok: false; problem: string } {
-  if (message.stop_reason === 'max_tokens')
-    return { ok: false, problem: 'the answer was cut off at max_tokens' };
-  if (message.stop_reason === 'refusal') return { ok: false, problem: 'the model declined to answer' };
-  const call = message.content.find(
-    (b): b is Anthropic.ToolUseBlock => b.type === 'tool_use' && b.name === DECISION_TOOL_NAME,
-  );
-  if (!call)
+  const message = replyShape.safeParse(reply);
+  if (!message.success) return { ok: false, problem: describeUnreadable(reply) };
+  const { content, stop_reason } = message.data;
+  if (stop_reason === 'max_tokens') return { ok: false, problem: 'the answer was cut off at max_tokens' };
+  if (stop_reason === 'refusal') return { ok: false, problem: 'the model declined to answer' };
+  const calls = content.filter((b) => b.type === 'tool_use');
+  if (calls.length === 0)
     return {
       ok: false,
-      problem: `no ${DECISION_TOOL_NAME} tool call in the answer (content: ${message.content.map((b) => b.type).join(', ') || 'empty'})`,
+      problem: `no ${DECISION_TOOL_NAME} tool call in the answer (content: ${content.map((b) => excerpt(b.type)).join(', ') || 'empty'})`,
     };
+  if (calls.length > 1)
+    return {
+      ok: false,
+      problem: `${calls.length} tool calls in the answer; exactly one ${DECISION_TOOL_NAME} call is expected`,
+    };
+  const call = calls[0]!;
+  if (call.name !== DECISION_TOOL_NAME)
+    return { ok: false, problem: `a call of tool ${excerpt(String(call.name))}, not ${DECISION_TOOL_NAME}` };
+  if (call.input === null || typeof call.input !== 'object' || Array.isArray(call.input))
+    return { ok: false, problem: 'the tool call input is not an object' };
   const parsed = retryDecisionSchema.safeParse(call.input);
   if (!parsed.success) {
     return {
@@ -126,11 +180,14 @@ export function readDecision(
   return { ok: true, decision: parsed.data };
 }
 
-// The repair turn quotes the validation problem; it answers the tool call when there was one.
-function repairTurn(previous: Anthropic.Message, problem: string): Anthropic.MessageParam[] {
-  const instruction = `That answer was not usable: ${problem}. Call ${DECISION_TOOL_NAME} again with a corrected decision.`;
-  const call = previous.content.find((b) => b.type === 'tool_use');
-  if (call) {
+// The repair turn quotes the validation problem; it answers the (first) tool call when there was one.
+function repairTurn(previous: unknown, problem: string): Anthropic.MessageParam[] {
+  const instruction = `That answer was not usable: ${problem}. Call ${DECISION_TOOL_NAME} exactly once with a corrected decision.`;
+  const read = replyShape.safeParse(previous);
+  const call = read.success
+    ? (read.data.content.find((b) => b.type === 'tool_use') as Anthropic.ToolUseBlock | undefined)
+    : undefined;
+  if (call && typeof call.id === 'string') {
     return [
       { role: 'assistant', content: [call] },
       {
@@ -142,7 +199,11 @@ function repairTurn(previous: Anthropic.Message, problem: string): Anthropic.Mes
   return [{ role: 'user', content: instruction }];
 }
 
-function classify(error: unknown, model: string): ModelAnswer {
+/**
+ * The answer an API error calls for: a retryable failure (thrown, for Temporal to back off on) or a
+ * fallback; undefined for anything that is not an API error (the reply could not be read).
+ */
+function classify(error: unknown, model: string): ModelAnswer | undefined {
   if (error instanceof Anthropic.APIConnectionError) {
     const what = error instanceof Anthropic.APIConnectionTimeoutError ? 'timed out' : 'connection failed';
     throw ApplicationFailure.create({ message: `model request ${what}`, type: 'ModelUnavailable' });
@@ -167,5 +228,5 @@ function classify(error: unknown, model: string): ModelAnswer {
     // 400, 401, 403, 404, 413, 422: the same request would fail the same way.
     return { kind: 'fallback', cause: 'model-request-rejected', detail: `HTTP ${error.status}`, model };
   }
-  throw error;
+  return undefined;
 }

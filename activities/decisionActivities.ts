@@ -8,6 +8,7 @@ import {
   type PolicyInput,
   policyRecord,
 } from '../policy/retryDecision';
+import { redact } from '../policy/redaction';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import type { ModelAnswer } from './anthropicDecider';
 
@@ -22,7 +23,8 @@ export interface DecisionActivityDeps {
 
 /**
  * The activity that produces a retry decision: from the model when configured, else the policy. It
- * returns the decision as answered; the workflow's guardrails, and nothing here, decide what is done.
+ * returns the decision as answered, its free text redacted; the workflow's guardrails, and nothing
+ * here, decide what is done. Every call writes one log line, also when it throws.
  */
 export function createDecisionActivities({ decider, log }: DecisionActivityDeps) {
   return {
@@ -31,46 +33,89 @@ export function createDecisionActivities({ decider, log }: DecisionActivityDeps)
         parseOrThrow(decisionContextSchema, input.context, 'decision context'),
       );
       const started = performance.now();
-      const policyInput = { ...input, context };
-      let record: DecisionRecord;
-      let redactions: ModelAnswer['redactions'];
-      if (!decider) {
-        record = policyRecord(policyInput, 'no-model-configured');
-      } else {
-        const answer = await decider(context);
-        redactions = answer.redactions;
-        record =
-          answer.kind === 'decision'
-            ? {
-                decision: answer.decision,
-                provider: 'anthropic',
-                model: answer.model,
-                repaired: answer.repaired,
-                fallbackCause: null,
-                fallbackDetail: null,
-              }
-            : policyRecord(policyInput, answer.cause, answer.detail, answer.model);
+      const line = {
+        event: 'retry-decision',
+        key: context.lockName,
+        requester: context.requester,
+        attempt: context.attempt,
+      };
+      const latencyMs = () => Math.round(performance.now() - started);
+      let answer: ModelAnswer | null = null;
+      try {
+        answer = decider ? await decider(context) : null;
+      } catch (error) {
+        // Retryable model failures (rate limit, overload, unavailable) are Temporal's to retry.
+        const failure = error instanceof Error ? error : new Error(String(error));
+        log.warn(
+          {
+            ...line,
+            provider: 'anthropic',
+            outcome: 'thrown',
+            errorType: errorType(failure),
+            latencyMs: latencyMs(),
+          },
+          'retry decision failed, to be retried',
+        );
+        throw error;
       }
-      // One line per decision. No prompt text, no model prose beyond the decision's enums.
+      const record = redactRecord(toRecord({ ...input, context }, answer));
+      // One line per decision. No prompt text; the model's free text only as redacted.
       log.info(
         {
-          event: 'retry-decision',
-          key: context.lockName,
-          requester: context.requester,
-          attempt: context.attempt,
+          ...line,
           provider: record.provider,
           model: record.model,
           decision: record.decision.decision,
           backoffRequestedMs: record.decision.retry_after_ms ?? null,
+          leaseRenewalInstruction: record.decision.lease_renewal_instruction,
           repaired: record.repaired,
           fallbackCause: record.fallbackCause,
+          fallbackDetail: record.fallbackDetail,
           // What was masked before the model saw it: counts only, never the text.
-          redactions,
-          latencyMs: Math.round(performance.now() - started),
+          redactions: answer?.redactions,
+          latencyMs: latencyMs(),
         },
         'retry decision',
       );
       return record;
     },
   };
+}
+
+// The record of a model's answer, or of the policy's when there is no model or the answer is unusable.
+function toRecord(input: PolicyInput, answer: ModelAnswer | null): DecisionRecord {
+  if (!answer) return policyRecord(input, 'no-model-configured');
+  if (answer.kind === 'fallback') return policyRecord(input, answer.cause, answer.detail, answer.model);
+  return {
+    decision: answer.decision,
+    provider: 'anthropic',
+    model: answer.model,
+    repaired: answer.repaired,
+    fallbackCause: null,
+    fallbackDetail: null,
+  };
+}
+
+// The decision's free text (explanation, renewal advice, escalation reason) and the fallback detail
+// pass redact() before any summary, state or log line sees them.
+function redactRecord(record: DecisionRecord): DecisionRecord {
+  const clean = (text: string) => redact(text).text;
+  const cleanOptional = <T extends string | null | undefined>(text: T) =>
+    typeof text === 'string' ? clean(text) : text;
+  return {
+    ...record,
+    decision: {
+      ...record.decision,
+      explanation: clean(record.decision.explanation),
+      lease_renewal_instruction: cleanOptional(record.decision.lease_renewal_instruction),
+      escalation_reason: cleanOptional(record.decision.escalation_reason),
+    },
+    fallbackDetail: cleanOptional(record.fallbackDetail),
+  };
+}
+
+// A thrown failure's type for the log: the ApplicationFailure type when there is one, else its name.
+function errorType(error: Error): string {
+  const type = (error as { type?: unknown }).type;
+  return typeof type === 'string' ? type : error.name;
 }

@@ -288,6 +288,10 @@ async function main(): Promise<void> {
             { name: 'fixed 200 ms polling', points: series.polling },
           ],
         );
+        for (const [name, points] of Object.entries(series))
+          say(
+            `utilization at 200 ms holds, ${name}: ${points.map((p) => `N=${p.x} ${p.y.toFixed(2)}`).join(', ')}`,
+          );
         const out = path.join(__dirname, 'results', `contention-${options.backend}.svg`);
         fs.mkdirSync(path.dirname(out), { recursive: true });
         fs.writeFileSync(out, svg);

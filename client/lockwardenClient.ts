@@ -121,7 +121,9 @@ export async function awaitLeaseOf(client: Client, workflowId: string): Promise<
 export async function release(client: Client, lease: Pick<Lease, 'key' | 'holder'>): Promise<ReleaseAnswer> {
   const handle = client.workflow.getHandle(acquisitionWorkflowId(lease.key, lease.holder));
   for (let run = 0; run < MAX_RUNS_FOLLOWED; run++) {
-    const answer = await handle.executeUpdate(releaseLease);
+    const answer = await handle.executeUpdate(releaseLease, {
+      args: [{ key: lease.key, holder: lease.holder }],
+    });
     if (answer.ok || answer.reason !== 'continued-as-new') return answer;
   }
   throw new Error(`session of ${lease.holder} on ${lease.key} continued as new ${MAX_RUNS_FOLLOWED} times`);

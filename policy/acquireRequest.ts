@@ -3,7 +3,7 @@ import { LATENCY_FLOOR_MS } from './constants';
 import {
   fairnessSchema,
   leaseSchema,
-  holderSchema,
+  requesterSchema,
   lockKeySchema,
   parseOrThrow,
   ttlMsSchema,
@@ -24,7 +24,7 @@ export type RetryBudget = z.infer<typeof retryBudgetSchema>;
 export const acquireRequestSchema = z
   .strictObject({
     key: lockKeySchema,
-    requester: holderSchema,
+    requester: requesterSchema,
     ttlMs: ttlMsSchema.default(30_000),
     fairness: fairnessSchema.default('FIFO'),
     priority: z.number().int().min(0).max(1_000).default(0),

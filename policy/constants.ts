@@ -19,12 +19,4 @@ export const LATENCY_FLOOR_MS = 50;
 export const LOCK_STATES = [...SESSION_PHASES, 'release-refused'] as const;
 export type LockState = (typeof LOCK_STATES)[number];
 
-/** The workflow id of the session of one requester on one key: at most one runs at a time. */
-export function acquisitionWorkflowId(key: string, requester: string): string {
-  return `lock/${key}/${requester}`;
-}
-
-/** The workflow id of a fenced force-release of one lease. */
-export function releaseWorkflowId(key: string, holder: string, token: string): string {
-  return `release/${key}/${holder}/${token}`;
-}
+export { acquisitionWorkflowId, releaseWorkflowId } from './identifiers';

@@ -1,22 +1,30 @@
 import { z } from 'zod';
 import { describeIssues, InvalidLockRequestError } from './errors';
+import { credentialLookalike, identifierProblem } from './identifiers';
 
-// Control characters (C0, DEL, C1) are refused in names: they corrupt logs and terminal output.
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+// Names are identifiers (see identifiers.ts): no control, bidi or invisible characters, no lone
+// surrogates, no whitespace at either end.
+const identifier = (max: number) =>
+  z
+    .string({ error: 'must be a string' })
+    .min(1, 'must not be empty')
+    .max(max, `must be at most ${max} characters`)
+    .superRefine((name, ctx) => {
+      const problem = identifierProblem(name);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
 
-/** A lock key: 1 to 256 printable characters. */
-export const lockKeySchema = z
-  .string({ error: 'must be a string' })
-  .min(1, 'must not be empty')
-  .max(256, 'must be at most 256 characters')
-  .refine((s) => !CONTROL_CHARACTERS.test(s), 'must not contain control characters');
+/** A lock key: 1 to 256 characters that are what they look like. */
+export const lockKeySchema = identifier(256);
 
-/** A requester (holder) id: 1 to 200 printable characters; unique per acquisition session. */
-export const holderSchema = z
-  .string({ error: 'must be a string' })
-  .min(1, 'must not be empty')
-  .max(200, 'must be at most 200 characters')
-  .refine((s) => !CONTROL_CHARACTERS.test(s), 'must not contain control characters');
+/** A holder id as a lease names it: 1 to 200 characters that are what they look like. */
+export const holderSchema = identifier(200);
+
+/** A requester id, unique per acquisition session: a holder id that does not look like a secret. */
+export const requesterSchema = holderSchema.superRefine((name, ctx) => {
+  const problem = credentialLookalike(name);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 /** A fencing token as the lock service issued it: decimal digits, so it survives any backend's integer width. */
 export const fencingTokenSchema = z
@@ -109,7 +117,7 @@ export const MAX_QUEUE_TICKET_MS = 10 * 60 * 1000;
 /** A request to the lock service's fast path. */
 export const tryAcquireRequestSchema = z.strictObject({
   key: lockKeySchema,
-  requester: holderSchema,
+  requester: requesterSchema,
   ttlMs: ttlMsSchema,
   fairness: fairnessSchema.default('FIFO'),
   /** Used under priority-based fairness; higher goes first. */
@@ -124,13 +132,21 @@ export type ParsedTryAcquireRequest = z.output<typeof tryAcquireRequestSchema>;
 export const waiterSchema = z.strictObject({ key: lockKeySchema, requester: holderSchema });
 export type WaiterRef = z.infer<typeof waiterSchema>;
 
-/** A fenced action's target: (key, holder, token) of a lease; other lease fields are ignored. */
-export const fencedTargetSchema = z.object({
+/** A fenced action's target: (key, holder, token) of a lease; nothing else but the lease's own times. */
+const fencedTargetFields = z.strictObject({
   key: lockKeySchema,
   holder: holderSchema,
   token: fencingTokenSchema,
+  // A lease may be passed as its own target: its times are allowed, checked and ignored.
+  leaseUntil: z.number().int().optional(),
+  grantedAt: z.number().int().optional(),
 });
-export type FencedTarget = z.infer<typeof fencedTargetSchema>;
+export const fencedTargetSchema = fencedTargetFields.transform(({ key, holder, token }) => ({
+  key,
+  holder,
+  token,
+}));
+export type FencedTarget = z.output<typeof fencedTargetSchema>;
 
 /** Builds a denial whose reason is the one its code maps to. */
 export function denial(code: DenialCode, seen: Omit<Denial, 'code' | 'reason'>): Denial {

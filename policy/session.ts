@@ -97,6 +97,22 @@ export type SessionNews = Exclude<LeaseAnswer, { status: 'continued-as-new' }>;
  */
 export type ReleaseAnswer = FencedActionResult | { ok: false; reason: 'not-holding' | 'continued-as-new' };
 
+/** Who a caller acting on a session's lease says it is: the key and holder of the lease it means. */
+export const leaseOwnerSchema = z.strictObject({ key: z.string(), holder: z.string() });
+export type LeaseOwner = z.infer<typeof leaseOwnerSchema>;
+
+/**
+ * Why a caller may not act on this session's lease (it names another key or holder, or is not of
+ * the documented shape), or null when it names this session's own.
+ */
+export function leaseOwnerProblem(input: unknown, key: string, requester: string): string | null {
+  const parsed = leaseOwnerSchema.safeParse(input);
+  if (!parsed.success) return describeIssues(parsed.error).join('; ');
+  if (parsed.data.key !== key || parsed.data.holder !== requester)
+    return `this session is ${JSON.stringify(requester)} on ${JSON.stringify(key)}, not ${JSON.stringify(parsed.data.holder)} on ${JSON.stringify(parsed.data.key)}`;
+  return null;
+}
+
 /** A deadlock one session found, told to every other waiting session in the cycle. */
 export interface DeadlockNotice {
   /** The cycle, readable: "alpha waits for b held by beta; beta waits for a held by alpha". */

@@ -2,6 +2,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type {
   DeadlockNotice,
   LeaseAnswer,
+  LeaseOwner,
   OperatorDecision,
   SessionNews,
   OperatorDecisionInput,
@@ -15,11 +16,17 @@ import type {
 /** Sent to a waiting session when the key it waits for is released: it retries at once. */
 export const lockReleased = defineSignal('lockReleased');
 
-/** Asks a holding session to release its lease (fire and forget); see `releaseLease` to wait for it. */
-export const requestRelease = defineSignal('requestRelease');
+/**
+ * Asks a holding session to release its lease (fire and forget); see `releaseLease` to wait for it.
+ * Names the lease's key and holder: a session ignores (and logs) a request meant for another.
+ */
+export const requestRelease = defineSignal<[LeaseOwner]>('requestRelease');
 
-/** Releases the session's lease, fenced by its token, and answers with the lock service's result. */
-export const releaseLease = defineUpdate<ReleaseAnswer>('releaseLease');
+/**
+ * Releases the session's lease, fenced by its token, and answers with the lock service's result. Names
+ * the lease's key and holder: a session refuses a request meant for another, before accepting it.
+ */
+export const releaseLease = defineUpdate<ReleaseAnswer, [LeaseOwner]>('releaseLease');
 
 /** Waits until the session holds the lease (answering it) or has ended without one (answering how). */
 export const awaitLease = defineUpdate<LeaseAnswer>('awaitLease');

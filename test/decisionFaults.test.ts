@@ -19,6 +19,18 @@ const invalid = (patch: Record<string, unknown>): FakeAnswer => ({
   input: { ...VALID, ...patch },
 });
 
+const toolCall = (id: string, name: string, input: unknown) => ({ type: 'tool_use', id, name, input });
+const TWO_CALLS: FakeAnswer = {
+  kind: 'content',
+  content: [
+    toolCall('toolu_a', 'submit_retry_decision', { ...VALID, decision: 'abandon', retry_after_ms: null }),
+    toolCall('toolu_b', 'submit_retry_decision', VALID),
+  ],
+  stopReason: 'tool_use',
+};
+const HTML_PAGE = `<html><head><title>502 Bad Gateway</title></head><body>${'upstream secret=hunter2 '.repeat(50)}</body></html>`;
+const html200: FakeAnswer = { kind: 'raw', status: 200, contentType: 'text/html', body: HTML_PAGE };
+
 const FAULTS: { fault: string; script: FakeAnswer[]; expect: Expect }[] = [
   { fault: 'a valid decision', script: [valid], expect: { outcome: 'model', requests: 1, repaired: false } },
   {
@@ -82,6 +94,65 @@ const FAULTS: { fault: string; script: FakeAnswer[]; expect: Expect }[] = [
   {
     fault: 'a truncated answer (max_tokens)',
     script: [{ kind: 'tool', input: { decision: 'retry' }, stopReason: 'max_tokens' }, valid],
+    expect: { outcome: 'model', requests: 2, repaired: true },
+  },
+  {
+    fault: 'two tool calls (abandon, then retry)',
+    script: [TWO_CALLS, valid],
+    expect: { outcome: 'model', requests: 2, repaired: true },
+  },
+  {
+    fault: 'a call of another tool',
+    script: [
+      { kind: 'content', content: [toolCall('toolu_x', 'renew_lease', VALID)], stopReason: 'tool_use' },
+      valid,
+    ],
+    expect: { outcome: 'model', requests: 2, repaired: true },
+  },
+  {
+    fault: 'a tool input that is not an object',
+    script: [
+      {
+        kind: 'content',
+        content: [toolCall('toolu_s', 'submit_retry_decision', 'retry')],
+        stopReason: 'tool_use',
+      },
+      valid,
+    ],
+    expect: { outcome: 'model', requests: 2, repaired: true },
+  },
+  {
+    fault: 'a 200 whose body is HTML',
+    script: [html200, valid],
+    expect: { outcome: 'model', requests: 2, repaired: true },
+  },
+  {
+    fault: 'a 200 with content null',
+    script: [
+      {
+        kind: 'raw',
+        status: 200,
+        contentType: 'application/json',
+        body: '{"type":"message","content":null}',
+      },
+      valid,
+    ],
+    expect: { outcome: 'model', requests: 2, repaired: true },
+  },
+  {
+    fault: 'a 200 JSON body with no content',
+    script: [
+      { kind: 'raw', status: 200, contentType: 'application/json', body: '{"type":"message","id":"m"}' },
+      valid,
+    ],
+    expect: { outcome: 'model', requests: 2, repaired: true },
+  },
+  {
+    fault: 'a 200 whose JSON is cut short',
+    script: [
+      { kind: 'raw', status: 200, contentType: 'application/json', body: '{"content":[{"type":"tool_u' },
+      valid,
+    ],
     expect: { outcome: 'model', requests: 2, repaired: true },
   },
   {
@@ -197,5 +268,83 @@ describe('retry decision against a misbehaving Messages API', () => {
     outcomes.push(
       `  ${fault.padEnd(36)} → ${want.outcome}${'cause' in want ? ` (${want.cause})` : ''}${'errorType' in want ? ` (${want.errorType})` : ''}, ${want.requests} request(s)${step.kind === 'sleep' ? `, sleep ${step.sleepMs} ms` : `, ${step.kind}`}`,
     );
+  });
+
+  it('two tool calls are an invalid answer, never the first one taken; the request asks for one call only', async () => {
+    fake.answer(TWO_CALLS, TWO_CALLS);
+    const record = await decideRetry(baseInput);
+    expect(record).toMatchObject({
+      provider: 'policy',
+      fallbackCause: 'invalid-after-repair',
+      fallbackDetail: '2 tool calls in the answer; exactly one submit_retry_decision call is expected',
+    });
+    // The policy answered: not the abandon the first call asked for.
+    expect(record.decision.decision).toBe('retry');
+    for (const request of fake.requests)
+      expect(request.body).toMatchObject({
+        tool_choice: { type: 'tool', name: 'submit_retry_decision', disable_parallel_tool_use: true },
+      });
+  });
+
+  it('records no more than a short, redacted excerpt of a reply that is not a Messages response', async () => {
+    fake.answer(html200, html200);
+    const record = await decideRetry(baseInput);
+    expect(record).toMatchObject({ provider: 'policy', fallbackCause: 'invalid-after-repair' });
+    expect(record.fallbackDetail).toMatch(/^the reply (is not a Messages API response|could not be read)/);
+    expect(record.fallbackDetail!.length).toBeLessThan(200);
+    expect(record.fallbackDetail).not.toContain('hunter2');
+  });
+});
+
+describe("the decision log line and the model's free text", () => {
+  const fake = new FakeMessagesApi();
+  const lines: Record<string, unknown>[] = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  let decideRetry: ReturnType<typeof createDecisionActivities>['decideRetry'];
+
+  beforeAll(async () => {
+    await fake.start();
+    const decider = createAnthropicDecider({
+      apiKey: 'test-key',
+      baseURL: fake.baseURL,
+      model: 'claude-haiku-4-5',
+      largeModel: 'claude-sonnet-4-5',
+      timeoutMs: 500,
+      maxTokens: 512,
+    });
+    ({ decideRetry } = createDecisionActivities({ decider, log }));
+  });
+  afterAll(() => fake.stop());
+  beforeEach(() => void (lines.length = 0));
+
+  it('writes its one line when the model call throws, too', async () => {
+    fake.answer({ kind: 'http-error', status: 503, errorType: 'api_error' });
+    await expect(decideRetry(baseInput)).rejects.toMatchObject({ type: 'ModelUnavailable' });
+    expect(lines).toEqual([
+      expect.objectContaining({ event: 'retry-decision', outcome: 'thrown', errorType: 'ModelUnavailable' }),
+    ]);
+  });
+
+  it('redacts the explanation and the renewal advice before the record and the log see them', async () => {
+    fake.answer({
+      kind: 'tool',
+      input: {
+        ...VALID,
+        explanation: 'Holder with token 8812 renews until 2026-12-02T10:00:00Z.',
+        lease_renewal_instruction: 'renew with fencing=8812 via redis://admin:hunter2@cache:6379',
+      },
+    });
+    const record = await decideRetry(baseInput);
+    expect(record.decision.explanation).toBe('Holder with token [token] renews until [time].');
+    expect(record.decision.lease_renewal_instruction).toBe(
+      'renew with fencing=[token] via [connection-string]',
+    );
+    expect(lines).toEqual([
+      expect.objectContaining({
+        event: 'retry-decision',
+        leaseRenewalInstruction: 'renew with fencing=[token] via [connection-string]',
+      }),
+    ]);
+    expect(JSON.stringify(lines)).not.toMatch(/8812|hunter2|2026-12-02T10/);
   });
 });

@@ -178,7 +178,7 @@ describe.each(backendHarnesses())('lock service contract on $name', (harness) =>
     [
       'a key with control characters',
       { key: 'a\u0007b', requester: 'a', ttlMs: 1_000 },
-      /key: must not contain control/,
+      /key: character 2 is U\+0007, a control character/,
     ],
     ['a TTL of zero', { requester: 'a', ttlMs: 0 }, /ttlMs: must be greater than 0/],
     ['a negative TTL', { requester: 'a', ttlMs: -1 }, /ttlMs: must be greater than 0/],

@@ -12,7 +12,9 @@ import {
   awaitLeaseOf,
   release,
   startAcquisition,
+  stateOf,
 } from '../client/lockwardenClient';
+import { releaseLease, requestRelease } from '../temporal/messages';
 import type { SqliteLockService } from '../locks/sqliteLockService';
 import { InvalidLockRequestError, LockNotAcquiredError } from '../policy/errors';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
@@ -389,6 +391,32 @@ describe('acquisition sessions on the dev server', () => {
       });
       await expect(job).rejects.toThrow(WorkflowFailedError);
       expect((await locks.inspect('bad')).lastToken).toBeNull();
+    });
+  });
+
+  it('keeps sessions whose names used to collide apart, and acts on a lease only for its own key and holder', async () => {
+    await withWorker(env, deps(), async (taskQueue) => {
+      const slashInKey = await acquire(env.client, { key: 'a/b', requester: 'c' }, { taskQueue });
+      const slashInRequester = await acquire(env.client, { key: 'a', requester: 'b/c' }, { taskQueue });
+      expect(slashInKey.session.workflowId).toBe('lock/a/b/c');
+      expect(slashInRequester.session.workflowId).toBe('lock/a/b%2Fc');
+
+      // A release naming another lease is refused by the session before it is accepted.
+      const handle = env.client.workflow.getHandle(slashInKey.session.workflowId);
+      const refusal = await handle.executeUpdate(releaseLease, { args: [{ key: 'a', holder: 'b/c' }] }).then(
+        () => null,
+        (error: Error & { cause?: Error }) => error.cause?.message ?? error.message,
+      );
+      expect(refusal).toBe('release refused: this session is "c" on "a/b", not "b/c" on "a"');
+      // A fire-and-forget request naming another lease is ignored.
+      await handle.signal(requestRelease, { key: 'a', holder: 'b/c' });
+      expect(await stateOf(env.client, slashInKey.session.workflowId)).toMatchObject({ phase: 'holding' });
+
+      // Each caller releases its own lease, and only it.
+      expect(await release(env.client, slashInRequester.lease)).toMatchObject({ ok: true });
+      expect((await locks.inspect('a/b')).holder).toBe('c');
+      expect((await locks.inspect('a')).holder).toBeNull();
+      expect(await release(env.client, slashInKey.lease)).toMatchObject({ ok: true });
     });
   });
 

@@ -56,7 +56,7 @@ export async function withLock<T>(
   try {
     return await fn(first.lease);
   } finally {
-    await session.signal(requestRelease);
+    await session.signal(requestRelease, { key: request.key, holder: request.requester });
     const outcome = await result;
     if (outcome.status === 'lease-lost') {
       // Work done after the loss ran unprotected; fenced writes with this token were refused.

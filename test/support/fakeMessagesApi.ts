@@ -9,6 +9,8 @@ export type FakeAnswer =
   | { kind: 'content'; content: unknown[]; stopReason: string }
   | { kind: 'http-error'; status: number; errorType: string; headers?: Record<string, string> }
   | { kind: 'slow'; delayMs: number; then: FakeAnswer }
+  /** A body sent as is: what a misconfigured proxy or a broken server answers. */
+  | { kind: 'raw'; status: number; contentType: string; body: string }
   | { kind: 'drop' };
 
 /** A request the fake received: its parsed JSON body and its headers. */
@@ -81,6 +83,9 @@ export class FakeMessagesApi {
       case 'slow':
         await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
         if (!res.destroyed && !req.socket.destroyed) await this.respond(answer.then, req, res);
+        return;
+      case 'raw':
+        res.writeHead(answer.status, { 'content-type': answer.contentType }).end(answer.body);
         return;
       case 'http-error':
         res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers }).end(

@@ -1,6 +1,11 @@
 import { ApplicationFailure, condition, log, setHandler } from '@temporalio/workflow';
 import { FAILURE_TYPES } from '../../policy/errors';
-import { checkOperatorAnswer, type LeaseAnswer, type ReleaseAnswer } from '../../policy/session';
+import {
+  checkOperatorAnswer,
+  type LeaseAnswer,
+  leaseOwnerProblem,
+  type ReleaseAnswer,
+} from '../../policy/session';
 import {
   awaitLease,
   deadlockFound,
@@ -23,7 +28,13 @@ export function installSessionHandlers(session: LockSession): void {
     session.deadlockNotice ??= notice;
     session.woken = true;
   });
-  setHandler(requestRelease, () => {
+  const ownerProblem = (owner: unknown) => leaseOwnerProblem(owner, session.key, session.requester);
+  setHandler(requestRelease, (owner) => {
+    const problem = ownerProblem(owner);
+    if (problem) {
+      log.warn('ignored a release request meant for another session', { problem });
+      return;
+    }
     session.releaseRequested = true;
   });
 
@@ -70,14 +81,28 @@ export function installSessionHandlers(session: LockSession): void {
     if (session.state.phase === 'holding') return { status: 'acquired', lease: session.state.lease! };
     return { status: 'continued-as-new' };
   });
-  setHandler(releaseLease, async (): Promise<ReleaseAnswer> => {
-    if (session.state.phase !== 'holding') return { ok: false, reason: 'not-holding' };
-    session.releaseRequested = true;
-    // A hold can also end on its own (the lease lost at a renewal): then there was nothing to release.
-    await condition(
-      () => session.releaseAnswer !== undefined || session.ended !== undefined || session.continuing,
-    );
-    if (session.releaseAnswer) return session.releaseAnswer;
-    return { ok: false, reason: session.continuing ? 'continued-as-new' : 'not-holding' };
-  });
+  setHandler(
+    releaseLease,
+    async (): Promise<ReleaseAnswer> => {
+      if (session.state.phase !== 'holding') return { ok: false, reason: 'not-holding' };
+      session.releaseRequested = true;
+      // A hold can also end on its own (the lease lost at a renewal): then there was nothing to release.
+      await condition(
+        () => session.releaseAnswer !== undefined || session.ended !== undefined || session.continuing,
+      );
+      if (session.releaseAnswer) return session.releaseAnswer;
+      return { ok: false, reason: session.continuing ? 'continued-as-new' : 'not-holding' };
+    },
+    {
+      // Only the lease's own key and holder may release it; any other caller is refused unaccepted.
+      validator: (owner) => {
+        const problem = ownerProblem(owner);
+        if (problem)
+          throw ApplicationFailure.nonRetryable(
+            `release refused: ${problem}`,
+            FAILURE_TYPES.leaseActionDenied,
+          );
+      },
+    },
+  );
 }

@@ -7,7 +7,13 @@ import {
   releaseWorkflowId,
 } from '../policy/constants';
 import { LockNotAcquiredError } from '../policy/errors';
-import type { FencedActionResult, Lease } from '../policy/lockSchemas';
+import {
+  type FencedActionResult,
+  fencedTargetSchema,
+  type Lease,
+  leaseNamesSchema,
+  parseOrThrow,
+} from '../policy/lockSchemas';
 import {
   type OperatorDecision,
   type OperatorDecisionInput,
@@ -119,14 +125,13 @@ export async function awaitLeaseOf(client: Client, workflowId: string): Promise<
 
 /** Asks the holding session to release its lease (fenced by its token) and returns the service's answer. */
 export async function release(client: Client, lease: Pick<Lease, 'key' | 'holder'>): Promise<ReleaseAnswer> {
-  const handle = client.workflow.getHandle(acquisitionWorkflowId(lease.key, lease.holder));
+  const owner = parseOrThrow(leaseNamesSchema, { key: lease.key, holder: lease.holder }, 'release request');
+  const handle = client.workflow.getHandle(acquisitionWorkflowId(owner.key, owner.holder));
   for (let run = 0; run < MAX_RUNS_FOLLOWED; run++) {
-    const answer = await handle.executeUpdate(releaseLease, {
-      args: [{ key: lease.key, holder: lease.holder }],
-    });
+    const answer = await handle.executeUpdate(releaseLease, { args: [owner] });
     if (answer.ok || answer.reason !== 'continued-as-new') return answer;
   }
-  throw new Error(`session of ${lease.holder} on ${lease.key} continued as new ${MAX_RUNS_FOLLOWED} times`);
+  throw new Error(`session of ${owner.holder} on ${owner.key} continued as new ${MAX_RUNS_FOLLOWED} times`);
 }
 
 /**
@@ -157,10 +162,12 @@ export async function forceRelease(
   lease: Pick<Lease, 'key' | 'holder' | 'token'>,
   placement: SessionPlacement = {},
 ): Promise<FencedActionResult> {
+  const { key, holder, token } = lease;
+  const target = parseOrThrow(fencedTargetSchema, { key, holder, token }, 'force-release request');
   return client.workflow.execute<typeof releaseLock>('releaseLock', {
     taskQueue: placement.taskQueue ?? DEFAULT_TASK_QUEUE,
-    workflowId: releaseWorkflowId(lease.key, lease.holder, lease.token),
-    args: [{ key: lease.key, holder: lease.holder, token: lease.token }],
-    staticSummary: `release ${lease.key} token ${lease.token}`,
+    workflowId: releaseWorkflowId(target.key, target.holder, target.token),
+    args: [target],
+    staticSummary: `release ${target.key} token ${target.token}`,
   });
 }

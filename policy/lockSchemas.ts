@@ -128,6 +128,9 @@ export const tryAcquireRequestSchema = z.strictObject({
 export type TryAcquireRequest = z.input<typeof tryAcquireRequestSchema>;
 export type ParsedTryAcquireRequest = z.output<typeof tryAcquireRequestSchema>;
 
+/** Names a lease by its key and holder: what a caller sends to release its own. */
+export const leaseNamesSchema = z.strictObject({ key: lockKeySchema, holder: holderSchema });
+
 /** Identifies one waiter on one key. */
 export const waiterSchema = z.strictObject({ key: lockKeySchema, requester: holderSchema });
 export type WaiterRef = z.infer<typeof waiterSchema>;

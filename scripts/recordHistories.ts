@@ -14,10 +14,12 @@ import {
 
 // Runs each scenario against the dev server and writes the histories it names to
 // test/histories/<name>.json, which the replay suite replays on every run. See
-// test/histories/README.md for when to re-record and when to keep the old files.
-//   npx tsx scripts/recordHistories.ts [scenario-name ...]
+// test/histories/README.md for when to re-record and when to keep the old files. A committed history
+// is the record of a released worker's run: it is never overwritten unless --overwrite says so.
+//   npx tsx scripts/recordHistories.ts [--overwrite] [scenario-name ...]
 async function main(): Promise<void> {
-  const wanted = process.argv.slice(2);
+  const overwrite = process.argv.includes('--overwrite');
+  const wanted = process.argv.slice(2).filter((arg) => arg !== '--overwrite');
   const unknown = wanted.filter((name) => !SCENARIOS.some((s) => s.name === name));
   if (unknown.length) throw new Error(`no such scenario: ${unknown.join(', ')}`);
   const outDir = path.join(__dirname, '..', 'test', 'histories');
@@ -47,7 +49,12 @@ async function main(): Promise<void> {
           'json',
         ]);
         const events = (JSON.parse(json.toString('utf8')) as { events: unknown[] }).events.length;
-        fs.writeFileSync(path.join(outDir, `${name}.json`), json);
+        const file = path.join(outDir, `${name}.json`);
+        if (fs.existsSync(file) && !overwrite) {
+          console.log(`kept ${name}: already committed (--overwrite replaces it)`);
+          continue;
+        }
+        fs.writeFileSync(file, json);
         console.log(`recorded ${name} (${events} events)`);
       }
     }

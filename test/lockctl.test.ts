@@ -1,0 +1,51 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { TEMPORAL_ADDRESS } from './support/temporalFixture';
+
+// The CLI refuses bad names with the same rules as every other entry, says why, and exits 2.
+const run = promisify(execFile);
+const ROOT = path.join(__dirname, '..');
+
+async function lockctl(...args: string[]): Promise<{ code: number; stderr: string }> {
+  const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+  return run(tsx, ['client/lockctl.ts', '--address', TEMPORAL_ADDRESS, ...args], { cwd: ROOT }).then(
+    () => ({ code: 0, stderr: '' }),
+    (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
+  );
+}
+
+describe('lockctl at the boundary', () => {
+  const cases: [string, string[], string][] = [
+    [
+      'a key with a right-to-left override',
+      ['acquire', 'invoice\u202Efdp', '--requester', 'r', '--no-wait'],
+      'key: character 8 is U+202E, a bidirectional control',
+    ],
+    [
+      'a requester that is a connection string',
+      ['acquire', 'k', '--requester', 'admin:hunter2@10.0.0.5:6379', '--no-wait'],
+      'requester: looks like user:password@host',
+    ],
+    [
+      'a holder with a zero-width space',
+      ['release', 'k', '--holder', 'zero\u200Bwidth'],
+      'holder: character 5 is U+200B, an invisible (zero-width) character',
+    ],
+    [
+      'a token with a leading zero',
+      ['force-release', 'k', '--holder', 'h', '--token', '01'],
+      'token: must be a positive decimal integer',
+    ],
+  ];
+  it.each(cases)(
+    'refuses %s, naming the field, with exit code 2 (and never echoes a secret)',
+    async (_, args, problem) => {
+      const { code, stderr } = await lockctl(...args);
+      expect(code).toBe(2);
+      expect(stderr).toContain(problem);
+      expect(stderr).not.toContain('hunter2');
+    },
+    30_000,
+  );
+});

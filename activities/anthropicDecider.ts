@@ -204,29 +204,38 @@ function repairTurn(previous: unknown, problem: string): Anthropic.MessageParam[
  * fallback; undefined for anything that is not an API error (the reply could not be read).
  */
 function classify(error: unknown, model: string): ModelAnswer | undefined {
+  const status = rejectedStatus(error);
+  return status === undefined
+    ? undefined
+    : { kind: 'fallback', cause: 'model-request-rejected', detail: `HTTP ${status}`, model };
+}
+
+/**
+ * For an error of a Messages API call: throws the retryable activity failure that a rate limit,
+ * overload, server error, time-out or dropped connection calls for; returns the HTTP status of a
+ * request the API rejected (the same request would fail the same way); undefined for anything else.
+ */
+export function rejectedStatus(error: unknown): number | undefined {
   if (error instanceof Anthropic.APIConnectionError) {
     const what = error instanceof Anthropic.APIConnectionTimeoutError ? 'timed out' : 'connection failed';
     throw ApplicationFailure.create({ message: `model request ${what}`, type: 'ModelUnavailable' });
   }
-  if (error instanceof Anthropic.APIError && typeof error.status === 'number') {
-    if (error.status === 429) {
-      const retryAfterS = Number(error.headers?.get('retry-after'));
-      throw ApplicationFailure.create({
-        message: 'model rate limited',
-        type: 'ModelRateLimited',
-        nextRetryDelay:
-          Number.isFinite(retryAfterS) && retryAfterS > 0 ? Math.min(retryAfterS, 60) * 1000 : undefined,
-      });
-    }
-    if (error.status === 529)
-      throw ApplicationFailure.create({ message: 'model overloaded (529)', type: 'ModelOverloaded' });
-    if (error.status >= 500)
-      throw ApplicationFailure.create({
-        message: `model server error (${error.status})`,
-        type: 'ModelUnavailable',
-      });
-    // 400, 401, 403, 404, 413, 422: the same request would fail the same way.
-    return { kind: 'fallback', cause: 'model-request-rejected', detail: `HTTP ${error.status}`, model };
+  if (!(error instanceof Anthropic.APIError) || typeof error.status !== 'number') return undefined;
+  if (error.status === 429) {
+    const retryAfterS = Number(error.headers?.get('retry-after'));
+    throw ApplicationFailure.create({
+      message: 'model rate limited',
+      type: 'ModelRateLimited',
+      nextRetryDelay:
+        Number.isFinite(retryAfterS) && retryAfterS > 0 ? Math.min(retryAfterS, 60) * 1000 : undefined,
+    });
   }
-  return undefined;
+  if (error.status === 529)
+    throw ApplicationFailure.create({ message: 'model overloaded (529)', type: 'ModelOverloaded' });
+  if (error.status >= 500)
+    throw ApplicationFailure.create({
+      message: `model server error (${error.status})`,
+      type: 'ModelUnavailable',
+    });
+  return error.status;
 }

@@ -34,6 +34,8 @@ export interface EscalationStore {
   recordResolution(resolution: ResolutionRecord): Promise<void>;
   /** How many escalations of `key` happened at or after `since`. */
   recentForKey(key: string, since: Date): Promise<number>;
+  /** Every escalation and resolution of `key`, in the order they were recorded. */
+  recordsOf(key: string): Promise<(EscalationRecord | ResolutionRecord)[]>;
 }
 
 /** An append-only JSON-lines file: readable with `tail -f`, and enough for one host's worker. */
@@ -49,6 +51,10 @@ export class FileEscalationStore implements EscalationStore {
   }
 
   async recentForKey(key: string, since: Date): Promise<number> {
+    return (await this.recordsOf(key)).filter((e) => !('resolution' in e) && new Date(e.at) >= since).length;
+  }
+
+  async recordsOf(key: string): Promise<(EscalationRecord | ResolutionRecord)[]> {
     const text = await fs.readFile(this.file, 'utf8').catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return '';
       throw error;
@@ -57,7 +63,7 @@ export class FileEscalationStore implements EscalationStore {
       .split('\n')
       .filter(Boolean)
       .map((line) => JSON.parse(line) as EscalationRecord | ResolutionRecord)
-      .filter((e) => !('resolution' in e) && e.key === key && new Date(e.at) >= since).length;
+      .filter((e) => e.key === key);
   }
 
   private async append(line: EscalationRecord | ResolutionRecord): Promise<void> {

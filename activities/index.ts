@@ -1,4 +1,5 @@
 import pino from 'pino';
+import { createBriefingActivities, type Drafter } from './briefingActivities';
 import { createDecisionActivities, type Decider } from './decisionActivities';
 import { type EscalationStore, FileEscalationStore } from './escalationStore';
 import { createLockActivities, type LockActivityDeps } from './lockActivities';
@@ -9,6 +10,8 @@ import { createOnCallActivities, DEFAULT_ONCALL, type OnCallConfig } from './onc
 export interface ActivityDeps extends LockActivityDeps {
   /** The model path; null (the default) means the deterministic policy decides. */
   decider?: Decider | null;
+  /** The post-mortem briefing's model lane; null (the default) means the template writes it. */
+  drafter?: Drafter | null;
   oncall?: OnCallConfig;
   escalations?: EscalationStore;
   metrics?: Metrics;
@@ -19,6 +22,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createLockActivities(deps),
     ...createDecisionActivities({ decider: deps.decider ?? null, log: deps.log }),
+    ...createBriefingActivities({ drafter: deps.drafter ?? null, log: deps.log }),
     ...createOnCallActivities({
       oncall: deps.oncall ?? DEFAULT_ONCALL,
       escalations: deps.escalations ?? new FileEscalationStore('.data/escalations.jsonl'),

@@ -7,8 +7,16 @@ import {
   DEFAULT_TEMPORAL_ADDRESS,
   DEFAULT_UI_URL,
 } from '../policy/constants';
-import { describeIssues, isInvalidLockRequest, isLockNotAcquired } from '../policy/errors';
+import {
+  describeIssues,
+  InvalidLockRequestError,
+  isInvalidLockRequest,
+  isLockNotAcquired,
+} from '../policy/errors';
+import { FileEscalationStore } from '../activities/escalationStore';
 import { connectClient } from './connect';
+import { readFencedWrites } from './fencedWrites';
+import { type PostmortemOptions, writePostmortem } from './postmortem';
 import { acquire, forceRelease, release, resolve, startAcquisition, stateOf } from './lockwardenClient';
 
 // `lockctl`: start acquisition sessions, release leases, answer escalations, from a shell.
@@ -174,6 +182,56 @@ program
   .description("show a session's state")
   .argument('<workflowId>', 'the session, e.g. lock/<key>/<requester>')
   .action(withClient(async (client, _g, workflowId: string) => stateOf(client, workflowId)));
+
+program
+  .command('postmortem')
+  .description(
+    "write a post-mortem briefing from a key's sessions (Thread A / Thread B timeline, evidence, gates)",
+  )
+  .argument('<key>', 'lock key')
+  .option('--since <iso>', 'first session start to include')
+  .option('--until <iso>', 'last session start to include')
+  .option('--firm <name>', 'advisory firm signing the briefing')
+  .option('--stakeholder <name>', "client's engineering lead it is for")
+  .option('--job <name>', 'impacted workflow or job (default: the key)')
+  .option('--evidence <file>', 'a jest JSON report or a bench output')
+  .option('--gates <file>', 'YAML or JSON: canaryPercent, soakMinutes, abort thresholds')
+  .option('--escalations <file>', 'the escalation store (JSON lines) to add records from')
+  .option(
+    '--fenced <url>',
+    "a fenced resource's database (sqlite:<file> or postgres://…) to read writes from",
+  )
+  .option('--resource <name>', 'the fenced resource whose writes to read (with --fenced)')
+  .option('--format <text|md|eml>', 'output format', 'text')
+  .option('--out <file>', 'write the briefing here instead of stdout')
+  .action(
+    async (
+      key: string,
+      opts: PostmortemOptions & { escalations?: string; fenced?: string; resource?: string },
+    ) => {
+      const global = program.opts<GlobalOptions>();
+      const client = await connectClient(global);
+      try {
+        const { escalations, fenced, resource, ...options } = opts;
+        if (Boolean(fenced) !== Boolean(resource))
+          throw new InvalidLockRequestError('postmortem options', ['--fenced and --resource go together']);
+        const written = await writePostmortem(client, key, options, {
+          taskQueue: global.taskQueue,
+          escalations: escalations ? new FileEscalationStore(escalations) : undefined,
+          writes: fenced && resource ? await readFencedWrites(fenced, resource) : undefined,
+        });
+        if (!options.out) process.stdout.write(written.output);
+        const lane =
+          written.result.lane +
+          (written.result.fallbackCause ? ` (fell back: ${written.result.fallbackCause})` : '');
+        console.error(
+          `${written.words} words, written by the ${lane}${options.out ? `, to ${options.out}` : ''}`,
+        );
+      } finally {
+        await client.connection.close();
+      }
+    },
+  );
 
 program.parseAsync().catch((error: unknown) => {
   // A session that refused an operator's answer says why in the update's cause.

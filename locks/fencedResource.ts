@@ -12,6 +12,18 @@ export interface FencedResource<Tx> {
   write<T>(resource: string, token: string, write: (tx: Tx) => T): Promise<FencedWriteResult<Awaited<T>>>;
   /** The newest token the resource has accepted, or null before the first write. */
   newestToken(resource: string): Promise<string | null>;
+  /** Every write attempted on `resource`, accepted or refused, in commit order. */
+  attempts(resource: string): Promise<FencedWriteAttempt[]>;
+}
+
+/** One fenced write as the resource recorded it, at its own clock's time. */
+export interface FencedWriteAttempt {
+  resource: string;
+  token: string;
+  accepted: boolean;
+  /** The newest accepted token once the attempt was decided (its own, when accepted). */
+  newestToken: string;
+  at: number;
 }
 
 /** Thrown when a fenced write is attempted with something that is not a token the lock service issued. */

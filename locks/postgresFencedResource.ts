@@ -1,6 +1,11 @@
 import type { Pool, PoolClient } from 'pg';
 import { fencingTokenSchema } from '../policy/lockSchemas';
-import { type FencedResource, type FencedWriteResult, InvalidFencingTokenError } from './fencedResource';
+import {
+  type FencedResource,
+  type FencedWriteAttempt,
+  type FencedWriteResult,
+  InvalidFencingTokenError,
+} from './fencedResource';
 import { migratePostgres } from './postgresMigrations';
 
 /**
@@ -36,6 +41,7 @@ export class PostgresFencedResource implements FencedResource<PoolClient> {
       const newest = rows[0]!.newest_token;
       if (BigInt(newest) > BigInt(token)) {
         await db.query('ROLLBACK');
+        await this.logAttempt(this.pool, resource, token, false, newest);
         return { accepted: false, newestToken: newest };
       }
       await db.query('UPDATE lockwarden_fenced_resources SET newest_token = $2 WHERE resource = $1', [
@@ -43,6 +49,7 @@ export class PostgresFencedResource implements FencedResource<PoolClient> {
         token,
       ]);
       const value = await write(db);
+      await this.logAttempt(db, resource, token, true, token);
       await db.query('COMMIT');
       return { accepted: true, value };
     } catch (error) {
@@ -59,5 +66,38 @@ export class PostgresFencedResource implements FencedResource<PoolClient> {
       [resource],
     );
     return rows[0] && rows[0].newest_token !== '0' ? rows[0].newest_token : null;
+  }
+
+  async attempts(resource: string): Promise<FencedWriteAttempt[]> {
+    const { rows } = await this.pool.query<{
+      token: string;
+      accepted: boolean;
+      newest_token: string;
+      at_ms: string;
+    }>(
+      'SELECT token, accepted, newest_token, at_ms FROM lockwarden_fenced_writes WHERE resource = $1 ORDER BY id',
+      [resource],
+    );
+    return rows.map((r) => ({
+      resource,
+      token: r.token,
+      accepted: r.accepted,
+      newestToken: r.newest_token,
+      at: Number(r.at_ms),
+    }));
+  }
+
+  // An accepted write is logged in its own transaction; a refused one after the rollback.
+  private async logAttempt(
+    db: Pick<Pool, 'query'>,
+    resource: string,
+    token: string,
+    accepted: boolean,
+    newest: string,
+  ): Promise<void> {
+    await db.query(
+      'INSERT INTO lockwarden_fenced_writes (resource, token, accepted, newest_token, at_ms) VALUES ($1, $2, $3, $4, $5)',
+      [resource, token, accepted, newest, Date.now()],
+    );
   }
 }

@@ -12,6 +12,11 @@ const MIGRATIONS: string[] = [
      expires_at_ms bigint NOT NULL, PRIMARY KEY (key, requester));
    CREATE TABLE lockwarden_fenced_resources (
      resource text PRIMARY KEY, newest_token numeric NOT NULL);`,
+  // Every fenced write attempt, accepted or refused, for the post-mortem briefing's timeline.
+  `CREATE TABLE lockwarden_fenced_writes (
+     id bigserial PRIMARY KEY, resource text NOT NULL, token numeric NOT NULL,
+     accepted boolean NOT NULL, newest_token numeric NOT NULL, at_ms bigint NOT NULL);
+   CREATE INDEX lockwarden_fenced_writes_resource ON lockwarden_fenced_writes (resource, id);`,
 ];
 
 // An arbitrary constant: the advisory lock that serializes migrations across concurrent workers.

@@ -1,4 +1,9 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import Database from 'better-sqlite3';
+import { readIncidentLog } from '../client/incidentLog';
+import { writePostmortem } from '../client/postmortem';
+import { validateBriefing } from '../policy/postmortem/validateBriefing';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { acquire, release } from '../client/lockwardenClient';
 import { SqliteFencedResource } from '../locks/sqliteFencedResource';
@@ -13,6 +18,19 @@ import { waitFor } from './support/waitFor';
 // paused past its lease (its worker process is stopped with SIGSTOP, as a long GC pause or a frozen
 // VM would); replica B takes the lock and writes its invoice batch; A wakes up, tries to renew and to
 // write with its old token. With fencing, exactly one batch exists and A's history says why.
+
+const GATES_YAML = `canaryPercent: [5, 25, 50, 100]
+soakMinutes: 30
+abort:
+  leaseLostRate: 0.001
+  staleWriteRefusalsPerHour: 0
+  p99WaitMs: 2000
+  errorBudgetBurn: 0.02
+`;
+const EVIDENCE = `| P1 uncontended acquire + release, p50 | 50.7 ms | floor workflow 49.5 ms | 1.02× | ≤ 1.10× |
+| P3 hand-off p50 (service clock) | 10.0 ms | bare signal round trip 19.3 ms | 0.52× | ≤ 1.5× |
+275 passed, 0 failed
+`;
 
 describe('the billing-export incident, replayed', () => {
   let env: TestWorkflowEnvironment;
@@ -89,6 +107,61 @@ describe('the billing-export incident, replayed', () => {
       // The history shows why: the renewal with token n ended the hold as lease-lost.
       const history = await env.client.workflow.getHandle(a.session.workflowId).fetchHistory();
       expect(activitySummaries(history)).toContain(`renew token ${tokenA}`);
+
+      // The post-mortem briefing, from the key's own sessions and the resource's write log.
+      const tokenB = String(BigInt(tokenA) + 1n);
+      const writes = await fenced.attempts('invoices');
+      await waitFor('both sessions in visibility', async () => {
+        const events = await readIncidentLog({ client: env.client, key, writes });
+        return events.filter((e) => e.kind === 'ended').length === 2;
+      });
+      const gatesFile = freshSqlitePath().replace(/\.sqlite$/, '.yaml');
+      fs.writeFileSync(gatesFile, GATES_YAML);
+      const evidenceFile = freshSqlitePath().replace(/\.sqlite$/, '.txt');
+      fs.writeFileSync(evidenceFile, EVIDENCE);
+      const postmortem = await withWorker(env, { locks, log: silentLog }, (taskQueue) =>
+        writePostmortem(
+          env.client,
+          key,
+          {
+            firm: 'Northwind Advisory',
+            stakeholder: 'Dana Lee',
+            job: 'billing nightly export',
+            gates: gatesFile,
+            evidence: evidenceFile,
+          },
+          { taskQueue, writes },
+        ),
+      );
+      const { timeline, result } = postmortem;
+      expect(timeline.threads).toEqual([
+        { label: 'Thread A', session: 'replica-a' },
+        { label: 'Thread B', session: 'replica-b' },
+      ]);
+      expect(timeline.mechanism).toMatchObject({
+        kind: 'paused-past-lease',
+        staleToken: tokenA,
+        nextToken: tokenB,
+      });
+      const order = (text: string) => timeline.steps.findIndex((step) => step.text.startsWith(text));
+      const steps = [
+        `Thread A (replica-a) takes token ${tokenA}`,
+        `Thread B (replica-b) takes token ${tokenB}`,
+        `Thread B (replica-b) writes to invoices with token ${tokenB}: accepted`,
+        `Thread A (replica-a) tries to keep token ${tokenA}: refused`,
+        `Thread A (replica-a) writes to invoices with token ${tokenA}: refused, the newest accepted is token ${tokenB}`,
+      ].map(order);
+      expect(steps.every((i) => i >= 0)).toBe(true);
+      expect([...steps].sort((x, y) => x - y)).toEqual(steps);
+      expect(result).toMatchObject({ lane: 'template', fallbackCause: null });
+      expect(validateBriefing(result.briefing, timeline, { modelDrafted: false })).toEqual([]);
+      expect(postmortem.words).toBeLessThanOrEqual(650);
+      expect(postmortem.output).toMatch(
+        /^Subject: \[billing nightly export\] SEV-2 holder paused past its lease on /,
+      );
+      // Kept for the README's sample and for a person to read.
+      fs.mkdirSync(path.join(__dirname, '..', '.data'), { recursive: true });
+      fs.writeFileSync(path.join(__dirname, '..', '.data', 'postmortem-sample.txt'), postmortem.output);
     } finally {
       workerA.kill('SIGCONT');
       await stopWorkerProcess(workerA, 'SIGTERM');

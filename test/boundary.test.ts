@@ -18,6 +18,8 @@ const at = (...parts: string[]) => path.join(ROOT, ...parts);
  */
 const MODEL_PATH = [
   'activities/anthropicDecider.ts',
+  'activities/anthropicDrafter.ts',
+  'activities/briefingActivities.ts',
   'activities/decisionActivities.ts',
   'policy/retryPrompt.ts',
   'worker/modelConfig.ts',

@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { TEMPORAL_ADDRESS } from './support/temporalFixture';
@@ -38,6 +40,31 @@ describe('lockctl at the boundary', () => {
       'token: must be a positive decimal integer',
     ],
   ];
+  const badGates = path.join(os.tmpdir(), `lockctl-gates-${process.pid}.yaml`);
+  beforeAll(() =>
+    fs.writeFileSync(badGates, 'canaryPercent: [10, 50]\nsoakMinutes: 30\nabort: { p99WaitMs: 2000 }\n'),
+  );
+  afterAll(() => fs.rmSync(badGates, { force: true }));
+  const postmortem = ['postmortem', 'billing/nightly-export', '--firm', 'F', '--stakeholder', 'S'];
+  cases.push(
+    ['a post-mortem without gates', postmortem, '--gates: is required'],
+    [
+      'a post-mortem whose gates file is missing',
+      [...postmortem, '--gates', '/nonexistent.yaml'],
+      '--gates: cannot read /nonexistent.yaml',
+    ],
+    [
+      'a post-mortem whose canary stops short of 100%',
+      [...postmortem, '--gates', badGates],
+      'canaryPercent: must end at 100',
+    ],
+    [
+      'a post-mortem in an unknown format',
+      [...postmortem, '--gates', badGates, '--format', 'pdf'],
+      '--format: ',
+    ],
+  );
+
   it.each(cases)(
     'refuses %s, naming the field, with exit code 2 (and never echoes a secret)',
     async (_, args, problem) => {

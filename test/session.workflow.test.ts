@@ -44,6 +44,18 @@ import {
 } from './support/temporalFixture';
 import { freshSqlitePath } from './support/tempFiles';
 import { waitFor } from './support/waitFor';
+import { readIncidentLog } from '../client/incidentLog';
+import { renderBriefing } from '../policy/postmortem/briefing';
+import { NO_EVIDENCE } from '../policy/postmortem/patchEvidence';
+import { releaseGatesSchema } from '../policy/postmortem/releaseGates';
+import { buildTimeline } from '../policy/postmortem/timeline';
+import { validateBriefing } from '../policy/postmortem/validateBriefing';
+
+const GATES = releaseGatesSchema.parse({
+  canaryPercent: [10, 100],
+  soakMinutes: 15,
+  abort: { p99WaitMs: 2_000 },
+});
 
 // The workflow paths of test/support/scenarios.ts (the same runs the history recorder records), and
 // the on-call, review and validation behaviour around them.
@@ -224,6 +236,34 @@ describe('acquisition sessions on the dev server', () => {
       status: 'abandoned',
       reason: 'abandoned by bob: breaking the cycle',
     });
+    // Each key's post-mortem names the lock inversion, with the cycle's two waiters as the threads.
+    for (const key of seen.keys) {
+      let events: Awaited<ReturnType<typeof readIncidentLog>> = [];
+      await waitFor('the sessions in visibility', async () => {
+        events = await readIncidentLog({ client: env.client, key });
+        return events.filter((e) => e.kind === 'ended').length === 2;
+      });
+      const timeline = buildTimeline(key, events);
+      expect(timeline.mechanism).toMatchObject({
+        kind: 'lock-inversion',
+        cycle: expect.stringMatching(/alpha waits for \S+ held by beta|beta waits for \S+ held by alpha/),
+      });
+      expect(timeline.threads).toEqual([
+        { label: 'Thread A', session: 'alpha' },
+        { label: 'Thread B', session: 'beta' },
+      ]);
+      const facts = {
+        firm: 'F',
+        stakeholder: 'S',
+        job: 'reconciliation',
+        timeline,
+        evidence: NO_EVIDENCE,
+        gates: GATES,
+      };
+      const briefing = renderBriefing(facts);
+      expect(briefing.subject).toMatch(/SEV-2 lock inversion on deadlock-/);
+      expect(validateBriefing(briefing, timeline, { modelDrafted: false })).toEqual([]);
+    }
   });
 
   it('ends the hold as lease-lost when the service shows another token, and renews nothing with it', async () => {

@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import pino from 'pino';
 import { createAnthropicDecider } from '../activities/anthropicDecider';
+import { createAnthropicDrafter } from '../activities/anthropicDrafter';
 import { FileEscalationStore } from '../activities/escalationStore';
 import { createMetrics } from '../activities/metrics';
 import { createSessionWaker } from '../activities/sessionSignals';
@@ -40,6 +41,7 @@ async function main(): Promise<void> {
         locks,
         log,
         decider: modelConfig ? createAnthropicDecider(modelConfig) : null,
+        drafter: modelConfig ? createAnthropicDrafter(modelConfig) : null,
         oncall: config.oncall,
         escalations: new FileEscalationStore(config.escalationsFile),
         metrics,

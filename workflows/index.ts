@@ -2,3 +2,4 @@
 export { acquireLock } from './acquireLock';
 export { releaseLock } from './releaseLock';
 export { holdLockFor } from './withLock';
+export { postmortemBriefing } from './postmortemBriefing';

@@ -19,6 +19,10 @@ import { SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
 import type { FakeAnswer, FakeMessagesApi } from './fakeMessagesApi';
 import { activitySummaries, timerSummaries } from './history';
 import { waitFor } from './waitFor';
+import { NO_EVIDENCE } from '../../policy/postmortem/patchEvidence';
+import { buildTimeline } from '../../policy/postmortem/timeline';
+import type { BriefingResult } from '../../workflows/postmortemBriefing';
+import { GATES, PAUSED_PAST_LEASE } from './incidents';
 
 /** What a scenario runs against: a worker on `taskQueue`, its lock service and escalation store. */
 export interface ScenarioContext {
@@ -407,6 +411,7 @@ export const deadlock = {
         'session-deadlock-escalator': alphaWaits.workflowId,
         'session-deadlock-halted': betaWaits.workflowId,
       },
+      keys: [a, b],
       betaOutcome,
       alphaEscalated,
       escalationsRecorded,
@@ -479,6 +484,30 @@ export const releaseLockFenced = {
   },
 } satisfies Scenario;
 
+export const postmortemTemplate = {
+  name: 'postmortem-briefing-template',
+  async run({ client, taskQueue, tag }: ScenarioContext) {
+    const facts = {
+      firm: 'Northwind Advisory',
+      stakeholder: 'Dana Lee',
+      job: 'billing nightly export',
+      timeline: buildTimeline(`billing/nightly-export-${tag}`, PAUSED_PAST_LEASE),
+      evidence: NO_EVIDENCE,
+      gates: GATES,
+    };
+    const workflowId = `postmortem/${tag}`;
+    const result = await client.workflow.execute<(f: typeof facts) => Promise<BriefingResult>>(
+      'postmortemBriefing',
+      {
+        taskQueue,
+        workflowId,
+        args: [facts],
+      },
+    );
+    return { histories: { 'postmortem-briefing-template': workflowId }, result };
+  },
+} satisfies Scenario;
+
 /** The paths whose histories are committed under test/histories and replayed on every run. */
 export const SCENARIOS: Scenario[] = [
   fastPathHoldRelease,
@@ -494,4 +523,5 @@ export const SCENARIOS: Scenario[] = [
   leaseLost,
   withLockHoldLockFor,
   releaseLockFenced,
+  postmortemTemplate,
 ];

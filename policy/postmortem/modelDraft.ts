@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { redact } from '../redaction';
+import type { Briefing, BriefingFacts } from './briefing';
+import { BRIEFING_SECTIONS, MAX_BRIEFING_WORDS, mechanismSentence } from './briefing';
+import { abortCriteria } from './releaseGates';
+
+/** The name of the tool the model must call with its draft. */
+export const BRIEFING_TOOL_NAME = 'submit_briefing';
+
+/** A model's draft, exactly as it must answer: the subject and the four sections; nothing else. */
+export const briefingDraftSchema = z.strictObject({
+  subject: z.string().min(1).max(300),
+  executive_context: z.string().min(1),
+  concurrency_anomaly_analysis: z.string().min(1),
+  patch_validation_evidence: z.string().min(1),
+  deployment_checklist: z.string().min(1),
+});
+export type BriefingDraft = z.infer<typeof briefingDraftSchema>;
+
+/** A draft as a briefing, its sections under their titles. */
+export function draftToBriefing(draft: BriefingDraft): Briefing {
+  const bodies = [
+    draft.executive_context,
+    draft.concurrency_anomaly_analysis,
+    draft.patch_validation_evidence,
+    draft.deployment_checklist,
+  ];
+  return {
+    subject: draft.subject,
+    sections: BRIEFING_SECTIONS.map((title, i) => ({ title, body: bodies[i]! })),
+  };
+}
+
+/** What the drafting model is given: the instructions, and the facts as redacted text only. */
+export interface DraftRequest {
+  system: string;
+  facts: string;
+}
+
+const SYSTEM = `You draft a post-mortem briefing email about a concurrency incident on a distributed lock, for an engineering lead. Write only from the facts given; do not invent events, numbers or names.
+
+Call the ${BRIEFING_TOOL_NAME} tool exactly once with: subject (the system name, the severity and the patch's readiness), executive_context (the problem and its verified impact), concurrency_anomaly_analysis (the timeline step by step, naming Thread A, Thread B and any other thread exactly so), patch_validation_evidence (tests and figures as given), deployment_checklist (the canary steps and every abort criterion with its number, each on its own line starting "Abort").
+
+Rules: at most ${MAX_BRIEFING_WORDS} words in all. Never recommend a global lock, a wider lock or a blocking operation. Speak of taking, keeping and letting go of the lock; do not copy identifiers that are masked in the facts.`;
+
+/** The drafting request: the timeline, mechanism, evidence and gates, all passed through redact(). */
+export function draftRequest(facts: BriefingFacts): DraftRequest {
+  const { timeline, evidence, gates } = facts;
+  const lines = [
+    `System: ${facts.job}; lock key: ${timeline.key}; from ${facts.firm} to ${facts.stakeholder}.`,
+    `Mechanism: ${mechanismSentence(timeline)}`,
+    `Threads: ${timeline.threads.map((t) => `${t.label} is ${t.session}`).join('; ') || 'none'}.`,
+    'Timeline (offsets from the first event):',
+    ...timeline.steps.map((s) => `- +${(s.offsetMs / 1000).toFixed(3)} s ${s.text}`),
+    `Evidence: ${evidence.tests ? `${evidence.tests.total} tests, ${evidence.tests.passed} passed, ${evidence.tests.failed} failed` : 'no test report'}.`,
+    ...evidence.figures.map((f) => `- ${f}`),
+    `Canary steps: ${gates.canaryPercent.join('%, ')}%, ${gates.soakMinutes} minutes each.`,
+    ...abortCriteria(gates).map((c) => `- Abort if ${c}.`),
+  ];
+  return { system: SYSTEM, facts: redact(lines.join('\n')).text };
+}

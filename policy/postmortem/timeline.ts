@@ -1,0 +1,227 @@
+import { compareTokens } from '../tokens';
+import type { EventClock, IncidentEvent, IncidentEventKind } from './incidentEvents';
+
+/** The mechanism an incident's events show, or none. */
+export type Mechanism =
+  | { kind: 'paused-past-lease'; stale: Thread; staleToken: string; next: Thread; nextToken: string }
+  | { kind: 'lock-inversion'; cycle: string }
+  | { kind: 'starvation'; escalations: number }
+  | { kind: 'none' };
+
+/** A session at the heart of the incident, named as the briefing names it. */
+export interface Thread {
+  label: string;
+  session: string;
+}
+
+/** One step of the timeline, in order. */
+export interface TimelineStep {
+  kind: IncidentEventKind;
+  thread: string;
+  at: number;
+  clock: EventClock;
+  /** Milliseconds after the first step. */
+  offsetMs: number;
+  text: string;
+}
+
+/** What happened on a key, as a deterministic Thread A / Thread B timeline. */
+export interface Timeline {
+  key: string;
+  startedAt: number | null;
+  threads: Thread[];
+  steps: TimelineStep[];
+  mechanism: Mechanism;
+  counts: { sessions: number; escalations: number; refusedWrites: number; lostHolds: number };
+}
+
+const LABELS = 'ABCDEFGH';
+// Events at the same time keep a causal order: a grant before its writes, a refusal before the end.
+const KIND_ORDER: IncidentEventKind[] = [
+  'requested',
+  'denied',
+  'deadlock-found',
+  'escalated',
+  'operator-answered',
+  'granted',
+  'escalation-resolved',
+  'kept-alive',
+  'write-accepted',
+  'write-refused',
+  'keep-alive-refused',
+  'let-go',
+  'let-go-refused',
+  'ended',
+];
+
+/**
+ * Builds the timeline of a key's incident from its events. Pure and deterministic: the same events
+ * give the same timeline. Finds the mechanism first, which decides who Thread A and Thread B are.
+ */
+export function buildTimeline(key: string, events: readonly IncidentEvent[]): Timeline {
+  const ordered = [...events].sort(
+    (a, b) => a.at - b.at || KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind),
+  );
+  const sessions = [...new Set(ordered.map((e) => e.session))];
+  const { mechanism, heart } = findMechanism(ordered);
+  const threads = heart.map((session, i) => ({ label: `Thread ${LABELS[i] ?? String(i + 1)}`, session }));
+  const labelOf = new Map(threads.map((t) => [t.session, t.label]));
+  const startedAt = ordered[0]?.at ?? null;
+  const steps = describeSteps(
+    ordered.filter((e) => labelOf.has(e.session)),
+    labelOf,
+    startedAt ?? 0,
+  );
+  return {
+    key,
+    startedAt,
+    threads,
+    steps,
+    mechanism: withThreads(mechanism, threads),
+    counts: {
+      sessions: sessions.length,
+      escalations: ordered.filter((e) => e.kind === 'escalated').length,
+      refusedWrites: ordered.filter((e) => e.kind === 'write-refused').length,
+      lostHolds: ordered.filter((e) => e.kind === 'ended' && e.status === 'lease-lost').length,
+    },
+  };
+}
+
+type Found = { mechanism: Mechanism; heart: string[] };
+
+// The mechanism, and the sessions at its heart in the order they are named (A, B, ...).
+function findMechanism(events: IncidentEvent[]): Found {
+  const lost = events.find(
+    (e) => e.kind === 'keep-alive-refused' || (e.kind === 'ended' && e.status === 'lease-lost'),
+  );
+  if (lost) {
+    const staleGrant = [...events]
+      .reverse()
+      .find((e) => e.kind === 'granted' && e.session === lost.session && e.at <= lost.at);
+    const staleToken = staleGrant?.kind === 'granted' ? staleGrant.token : null;
+    const next = staleToken
+      ? events.find(
+          (e) => e.kind === 'granted' && e.session !== lost.session && compareTokens(e.token, staleToken) > 0,
+        )
+      : undefined;
+    if (staleToken && next?.kind === 'granted') {
+      const placeholder = { label: '', session: '' };
+      return {
+        mechanism: {
+          kind: 'paused-past-lease',
+          stale: { ...placeholder, session: lost.session },
+          staleToken,
+          next: { ...placeholder, session: next.session },
+          nextToken: next.token,
+        },
+        heart: [lost.session, next.session],
+      };
+    }
+  }
+  const cycle = cycleOf(events);
+  if (cycle !== null) {
+    // The threads are the cycle's waiters, named in a fixed order (by requester).
+    const waiters = [...cycle.matchAll(/(\S+) waits for/g)].map((m) => m[1]!);
+    const heart = [...new Set(waiters)].sort();
+    return { mechanism: { kind: 'lock-inversion', cycle }, heart };
+  }
+  const escalations = events.filter((e) => e.kind === 'escalated');
+  if (escalations.length >= 3) {
+    const bySession = new Map<string, number>();
+    for (const e of escalations) bySession.set(e.session, (bySession.get(e.session) ?? 0) + 1);
+    const starved = [...bySession.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]![0];
+    const lastDenial = [...events].reverse().find((e) => e.kind === 'denied' && e.session === starved);
+    const holder = lastDenial?.kind === 'denied' ? lastDenial.holder : null;
+    return {
+      mechanism: { kind: 'starvation', escalations: escalations.length },
+      heart: holder && holder !== starved ? [starved, holder] : [starved],
+    };
+  }
+  const granted = [...new Set(events.filter((e) => e.kind === 'granted').map((e) => e.session))];
+  return { mechanism: { kind: 'none' }, heart: granted.slice(0, 2) };
+}
+
+// The wait-for cycle the events tell of: a deadlock notice, an escalation for a deadlock, or a
+// session halted by one (each says the cycle in the same words); null when there is none.
+function cycleOf(events: IncidentEvent[]): string | null {
+  for (const e of events) {
+    if (e.kind === 'deadlock-found') return e.cycle;
+    if (e.kind === 'escalated' && e.deadlock) return e.reason.replace(/^deadlock: /, '');
+    if (e.kind === 'ended' && e.status === 'halted' && e.reason?.startsWith('deadlock: '))
+      return e.reason.replace(/^deadlock: /, '').replace(/; escalated by \S+$/, '');
+  }
+  return null;
+}
+
+function withThreads(mechanism: Mechanism, threads: Thread[]): Mechanism {
+  if (mechanism.kind !== 'paused-past-lease') return mechanism;
+  const find = (session: string) => threads.find((t) => t.session === session)!;
+  return { ...mechanism, stale: find(mechanism.stale.session), next: find(mechanism.next.session) };
+}
+
+const seconds = (ms: number) => `+${(ms / 1000).toFixed(3)} s`;
+
+// One line per event; runs of denials and of keep-alives by one thread are told once, with a count.
+function describeSteps(events: IncidentEvent[], labelOf: Map<string, string>, t0: number): TimelineStep[] {
+  const steps: TimelineStep[] = [];
+  let run: { step: TimelineStep; count: number; event: IncidentEvent } | null = null;
+  for (const event of events) {
+    const thread = labelOf.get(event.session)!;
+    const repeats =
+      run &&
+      run.step.thread === thread &&
+      run.event.kind === event.kind &&
+      (event.kind === 'denied' || event.kind === 'kept-alive');
+    if (repeats && run) {
+      run.count++;
+      run.step.text = describe(event, thread, t0, run.count);
+      continue;
+    }
+    const step: TimelineStep = {
+      kind: event.kind,
+      thread,
+      at: event.at,
+      clock: event.clock,
+      offsetMs: event.at - t0,
+      text: describe(event, thread, t0, 1),
+    };
+    steps.push(step);
+    run = { step, count: 1, event };
+  }
+  return steps;
+}
+
+function describe(e: IncidentEvent, thread: string, t0: number, count: number): string {
+  const who = `${thread} (${e.session})`;
+  const times = count > 1 ? ` (${count} times)` : '';
+  switch (e.kind) {
+    case 'requested':
+      return `${who} asks for the lock`;
+    case 'denied':
+      return `${who} is told to wait behind ${e.holder ?? 'nobody (the queue)'}${times}`;
+    case 'granted':
+      return `${who} takes token ${e.token}, its lease running to ${seconds(e.leaseUntil - t0)}`;
+    case 'kept-alive':
+      return `${who} keeps its hold on token ${e.token}${times}, lease now to ${seconds(e.leaseUntil - t0)}`;
+    case 'keep-alive-refused':
+      return `${who} tries to keep token ${e.token}: refused, ${e.reason}`;
+    case 'let-go':
+      return `${who} lets go of token ${e.token}`;
+    case 'let-go-refused':
+      return `${who} tries to let go of token ${e.token}: refused, ${e.reason}`;
+    case 'escalated':
+      return `${who} pages on-call: ${e.reason}`;
+    case 'operator-answered':
+      return `${who} gets the operator's answer: ${e.action} (${e.operator})`;
+    case 'escalation-resolved':
+      return `${who} takes the lock after a wake-up; its escalation resolves itself`;
+    case 'deadlock-found':
+      return `${who} finds a cycle of waits: ${e.cycle}`;
+    case 'ended':
+      return `${who} ends ${e.status}${e.reason ? `: ${e.reason}` : ''}`;
+    case 'write-accepted':
+      return `${who} writes to ${e.resource} with token ${e.token}: accepted`;
+    case 'write-refused':
+      return `${who} writes to ${e.resource} with token ${e.token}: refused, the newest accepted is token ${e.newestToken}`;
+  }
+}

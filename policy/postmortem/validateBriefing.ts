@@ -1,0 +1,83 @@
+import { admitDraft } from '../denyGate';
+import { redact } from '../redaction';
+import { BRIEFING_SECTIONS, type Briefing, briefingWords, MAX_BRIEFING_WORDS } from './briefing';
+import type { Timeline } from './timeline';
+
+/** The rules a briefing must pass, by name; a model's draft that breaks one falls back to the template. */
+export const BRIEFING_RULES = [
+  'sections',
+  'length',
+  'threads',
+  'abort-criteria',
+  'no-global-lock',
+  'no-secrets',
+  'draft-gate',
+] as const;
+export type BriefingRule = (typeof BRIEFING_RULES)[number];
+
+/** One broken rule and what broke it. */
+export interface BriefingProblem {
+  rule: BriefingRule;
+  problem: string;
+}
+
+// Advice the briefing must never give: a lock wider than the work, or a step that blocks everyone.
+const GLOBAL_LOCK_ADVICE =
+  /\b(global|cluster-wide|process-wide)\s+(lock|mutex|semaphore)|\bserial(ize|ise)\s+(all|every)|\bstop[- ]the[- ]world\b|\bsingle[- ]threaded\b|\bblocking\s+(lock|call|operation)/i;
+
+/**
+ * Checks a briefing: the subject and the four sections, present and in order; at most 650 words;
+ * every thread of the timeline named; at least one abort criterion with a number; no advice of a
+ * global lock or a blocking operation. A model's draft must also carry no token, time or credential
+ * and pass the deny gate as a `draft_briefing`. Returns every problem found (empty: valid).
+ */
+export function validateBriefing(
+  briefing: Briefing,
+  timeline: Timeline,
+  options: { modelDrafted: boolean },
+): BriefingProblem[] {
+  const problems: BriefingProblem[] = [];
+  const titles = briefing.sections.map((s) => s.title);
+  if (!briefing.subject.trim()) problems.push({ rule: 'sections', problem: 'the subject line is empty' });
+  if (titles.join('|') !== BRIEFING_SECTIONS.join('|')) {
+    const missing = BRIEFING_SECTIONS.filter((t) => !titles.includes(t));
+    problems.push({
+      rule: 'sections',
+      problem: missing.length
+        ? `missing section(s): ${missing.join(', ')}`
+        : `sections out of order: ${titles.join(', ')}`,
+    });
+  }
+  const words = briefingWords(briefing);
+  if (words > MAX_BRIEFING_WORDS)
+    problems.push({ rule: 'length', problem: `${words} words, more than ${MAX_BRIEFING_WORDS}` });
+
+  const analysis = briefing.sections.find((s) => s.title === 'Concurrency Anomaly Analysis')?.body ?? '';
+  const unnamed = timeline.threads.filter((t) => !analysis.includes(t.label)).map((t) => t.label);
+  if (unnamed.length)
+    problems.push({ rule: 'threads', problem: `the analysis does not name ${unnamed.join(', ')}` });
+
+  const checklist =
+    briefing.sections.find((s) => s.title === 'Deployment Checklist & Guardrails')?.body ?? '';
+  const quantified = checklist.split('\n').some((line) => /\babort/i.test(line) && /\d/.test(line));
+  if (!quantified)
+    problems.push({ rule: 'abort-criteria', problem: 'no abort criterion with a number in the checklist' });
+
+  const all = [briefing.subject, ...briefing.sections.map((s) => `${s.title}\n${s.body}`)].join('\n');
+  const advice = GLOBAL_LOCK_ADVICE.exec(all);
+  if (advice)
+    problems.push({
+      rule: 'no-global-lock',
+      problem: `advises a global lock or a blocking step ("${advice[0]}")`,
+    });
+
+  if (options.modelDrafted) {
+    const { counts } = redact(all);
+    const secrets = counts.token + counts.credential + counts.connectionString + counts.tenant;
+    if (secrets > 0)
+      problems.push({ rule: 'no-secrets', problem: `${secrets} token(s) or credential(s) in the draft` });
+    const verdict = admitDraft({ task: 'draft_briefing', text: all });
+    if (!verdict.admitted) problems.push({ rule: 'draft-gate', problem: verdict.reason });
+  }
+  return problems;
+}

@@ -1,0 +1,171 @@
+import type { IncidentEvent } from '../../policy/postmortem/incidentEvents';
+import { type BriefingFacts, briefingWords, renderBriefing } from '../../policy/postmortem/briefing';
+import { NO_EVIDENCE, summariseEvidence } from '../../policy/postmortem/patchEvidence';
+import { releaseGatesSchema } from '../../policy/postmortem/releaseGates';
+import { buildTimeline } from '../../policy/postmortem/timeline';
+import { validateBriefing } from '../../policy/postmortem/validateBriefing';
+import { GATES, INCIDENT_T0, PAUSED_PAST_LEASE } from '../support/incidents';
+
+const T0 = INCIDENT_T0;
+const at = (ms: number) => ({ at: T0 + ms, clock: 'service' as const });
+const PAUSED = PAUSED_PAST_LEASE;
+
+const facts = (events: IncidentEvent[], key = 'billing/nightly-export'): BriefingFacts => ({
+  firm: 'Acme Advisory',
+  stakeholder: 'Dana Lee',
+  job: 'nightly-export',
+  timeline: buildTimeline(key, events),
+  evidence: NO_EVIDENCE,
+  gates: GATES,
+});
+
+describe('post-mortem timeline', () => {
+  it('names the paused holder Thread A and the next holder Thread B, in order, with their tokens', () => {
+    const timeline = buildTimeline('billing/nightly-export', [...PAUSED].reverse());
+    expect(timeline.threads).toEqual([
+      { label: 'Thread A', session: 'replica-a' },
+      { label: 'Thread B', session: 'replica-b' },
+    ]);
+    expect(timeline.mechanism).toMatchObject({ kind: 'paused-past-lease', staleToken: '7', nextToken: '8' });
+    expect(timeline.steps.map((s) => s.text)).toEqual([
+      'Thread A (replica-a) takes token 7, its lease running to +2.000 s',
+      'Thread B (replica-b) is told to wait behind replica-a (2 times)',
+      'Thread B (replica-b) takes token 8, its lease running to +32.100 s',
+      'Thread B (replica-b) writes to invoices with token 8: accepted',
+      'Thread A (replica-a) tries to keep token 7: refused, the service now holds token 8',
+      'Thread A (replica-a) ends lease-lost: the service now holds token 8',
+      'Thread A (replica-a) writes to invoices with token 7: refused, the newest accepted is token 8',
+    ]);
+    // Deterministic: the same events, in any order, give the same timeline.
+    expect(buildTimeline('billing/nightly-export', PAUSED)).toEqual(timeline);
+  });
+
+  it('finds a lock inversion from the deadlock notices', () => {
+    const cycle = 'alpha waits for b held by beta; beta waits for a held by alpha';
+    const timeline = buildTimeline('a', [
+      { ...at(0), session: 'alpha', kind: 'granted', token: '1', leaseUntil: T0 + 30_000 },
+      { ...at(10), session: 'beta', kind: 'deadlock-found', cycle },
+      { ...at(20), session: 'alpha', kind: 'escalated', reason: `deadlock: ${cycle}`, deadlock: true },
+    ]);
+    expect(timeline.mechanism).toEqual({ kind: 'lock-inversion', cycle });
+    expect(timeline.threads.map((t) => t.session)).toEqual(['alpha', 'beta']);
+  });
+
+  it('finds starvation behind repeated escalations, and says plainly when it finds nothing', () => {
+    const escalation = (ms: number): IncidentEvent => ({
+      ...at(ms),
+      session: 'late',
+      kind: 'escalated',
+      reason: 'budget spent (max-retries)',
+      deadlock: false,
+    });
+    const starving = buildTimeline('k', [
+      { ...at(0), session: 'late', kind: 'denied', holder: 'hog' },
+      escalation(1),
+      escalation(2),
+      escalation(3),
+    ]);
+    expect(starving.mechanism).toEqual({ kind: 'starvation', escalations: 3 });
+    expect(starving.threads.map((t) => t.session)).toEqual(['late', 'hog']);
+    const calm = buildTimeline('k', [
+      { ...at(0), session: 'x', kind: 'granted', token: '1', leaseUntil: T0 },
+    ]);
+    expect(calm.mechanism).toEqual({ kind: 'none' });
+    expect(
+      renderBriefing(facts([{ ...at(0), session: 'x', kind: 'granted', token: '1', leaseUntil: T0 }]))
+        .sections[0]!.body,
+    ).toContain('The events show no race, lock inversion or starvation');
+  });
+});
+
+describe('post-mortem briefing: template and validator', () => {
+  it('the template passes the validator, within 650 words, even for a long timeline', () => {
+    const long: IncidentEvent[] = [...PAUSED];
+    for (let i = 0; i < 200; i++)
+      long.push({
+        ...at(6_000 + i),
+        session: i % 2 ? 'replica-a' : 'replica-b',
+        kind: 'escalated',
+        reason: `try ${i}`,
+        deadlock: false,
+      });
+    for (const events of [PAUSED, long]) {
+      const f = facts(events);
+      const briefing = renderBriefing(f);
+      expect(validateBriefing(briefing, f.timeline, { modelDrafted: false })).toEqual([]);
+      expect(briefingWords(briefing)).toBeLessThanOrEqual(650);
+    }
+  });
+
+  const base = facts(PAUSED);
+  const good = renderBriefing(base);
+  const withSection = (title: string, body: string) => ({
+    ...good,
+    sections: good.sections.map((s) => (s.title === title ? { ...s, body } : s)),
+  });
+  const rulesBroken = (briefing: typeof good, modelDrafted = true) =>
+    validateBriefing(briefing, base.timeline, { modelDrafted }).map((p) => p.rule);
+
+  it.each([
+    ['sections', { ...good, sections: good.sections.slice(0, 3) }],
+    ['sections', { ...good, sections: [...good.sections].reverse() }],
+    ['length', withSection('Executive Context', 'word '.repeat(700))],
+    ['threads', withSection('Concurrency Anomaly Analysis', 'Thread A paused; another session took over.')],
+    [
+      'abort-criteria',
+      withSection('Deployment Checklist & Guardrails', 'Abort if things look bad.\nRoll out 10%.'),
+    ],
+    ['no-global-lock', withSection('Executive Context', 'We recommend a global lock around the export.')],
+    ['draft-gate', withSection('Executive Context', 'Operators should renew the lease by hand.')],
+  ])('refuses a briefing that breaks %s', (rule, briefing) => {
+    expect(rulesBroken(briefing)).toContain(rule);
+  });
+
+  it('refuses a token or a credential in a model draft, and not in the template', () => {
+    expect(rulesBroken(good, false)).toEqual([]);
+    const leaky = withSection(
+      'Executive Context',
+      'Replica A held token 7; db at postgres://u:hunter2@db/x.',
+    );
+    expect(rulesBroken(leaky)).toContain('no-secrets');
+  });
+});
+
+describe('post-mortem inputs', () => {
+  it('summarises a jest report and a bench table, and refuses anything else', () => {
+    const jest = JSON.stringify({
+      numTotalTests: 12,
+      numPassedTests: 11,
+      numFailedTests: 1,
+      numPendingTests: 0,
+    });
+    expect(summariseEvidence(jest)).toEqual({
+      source: 'jest-report',
+      tests: { total: 12, passed: 11, failed: 1, skipped: 0 },
+      figures: [],
+    });
+    const bench =
+      '| figure | a |\n| --- | --- |\n| P1 uncontended | 50.7 ms | 1.02× |\n271 passed, 0 failed\n';
+    expect(summariseEvidence(bench)).toEqual({
+      source: 'bench-output',
+      tests: { total: 271, passed: 271, failed: 0, skipped: 0 },
+      figures: ['P1 uncontended; 50.7 ms; 1.02×'],
+    });
+    expect(() => summariseEvidence('{"hello": 1}')).toThrow('must be a jest report');
+    expect(() => summariseEvidence('nothing useful')).toThrow('neither a jest report');
+  });
+
+  it('refuses gates without a number to abort on, or a canary that does not rise to 100', () => {
+    const problems = (input: unknown) =>
+      releaseGatesSchema.safeParse(input).error?.issues.map((i) => i.message);
+    expect(problems({ canaryPercent: [1, 100], soakMinutes: 10, abort: {} })).toEqual([
+      'must set at least one threshold',
+    ]);
+    expect(problems({ canaryPercent: [10, 5, 100], soakMinutes: 10, abort: { p99WaitMs: 1 } })).toEqual([
+      'must rise step by step',
+    ]);
+    expect(problems({ canaryPercent: [10, 50], soakMinutes: 10, abort: { p99WaitMs: 1 } })).toEqual([
+      'must end at 100',
+    ]);
+  });
+});

@@ -1,0 +1,117 @@
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { createAnthropicDrafter } from '../activities/anthropicDrafter';
+import type { SqliteLockService } from '../locks/sqliteLockService';
+import { type BriefingFacts, renderBriefing } from '../policy/postmortem/briefing';
+import { NO_EVIDENCE } from '../policy/postmortem/patchEvidence';
+import { buildTimeline } from '../policy/postmortem/timeline';
+import type { BriefingResult } from '../workflows/postmortemBriefing';
+import { type FakeAnswer, FakeMessagesApi } from './support/fakeMessagesApi';
+import { GATES, PAUSED_PAST_LEASE } from './support/incidents';
+import { FAKE_MODEL } from './support/runScenario';
+import {
+  connectTestEnv,
+  freshSqliteLockService,
+  silentLog,
+  unique,
+  withWorker,
+} from './support/temporalFixture';
+
+// The model lane of the post-mortem briefing, through the postmortemBriefing workflow on a real dev
+// server and the real SDK against the fake Messages API: a valid draft is used; a draft the validator
+// refuses falls back to the template with its cause.
+
+const FACTS: BriefingFacts = {
+  firm: 'Northwind Advisory',
+  stakeholder: 'Dana Lee',
+  job: 'billing nightly export',
+  timeline: buildTimeline('billing/nightly-export', PAUSED_PAST_LEASE),
+  evidence: NO_EVIDENCE,
+  gates: GATES,
+};
+
+const VALID_DRAFT = {
+  subject: '[billing nightly export] SEV-2 holder paused past its lease: patch ready for canary',
+  executive_context:
+    'Dana Lee, the nightly export ran twice in the same window; the token check kept a single batch.',
+  concurrency_anomaly_analysis:
+    'Thread A took the lock and went silent past its lease. Thread B took the next token and wrote its batch. Thread A woke, its keep-alive was refused, and its write was turned away.',
+  patch_validation_evidence: 'The incident is replayed by an integration test against the real lock service.',
+  deployment_checklist:
+    'Canary 1%, 10%, 50%, 100%, 30 minutes each.\nAbort if the p99 acquisition wait exceeds 2000 ms.\nAbort if lost holds exceed 0.1% of acquisitions.',
+};
+const draft = (patch: Record<string, unknown>, drop?: string): FakeAnswer => {
+  const input: Record<string, unknown> = { ...VALID_DRAFT, ...patch };
+  if (drop) delete input[drop];
+  return {
+    kind: 'content',
+    content: [{ type: 'tool_use', id: 'toolu_1', name: 'submit_briefing', input }],
+    stopReason: 'tool_use',
+  };
+};
+
+describe('post-mortem briefing: the model lane', () => {
+  let env: TestWorkflowEnvironment;
+  let locks: SqliteLockService;
+  const fake = new FakeMessagesApi();
+
+  beforeAll(async () => {
+    env = await connectTestEnv();
+    await fake.start();
+    locks = freshSqliteLockService();
+  });
+  afterAll(async () => {
+    await fake.stop();
+    await locks?.close();
+    await env?.teardown();
+  });
+
+  const briefWith = (...script: FakeAnswer[]) => {
+    fake.answer(...script);
+    const drafter = createAnthropicDrafter({ ...FAKE_MODEL, baseURL: fake.baseURL });
+    return withWorker(env, { locks, log: silentLog, drafter }, (taskQueue) =>
+      env.client.workflow.execute<(facts: BriefingFacts) => Promise<BriefingResult>>('postmortemBriefing', {
+        taskQueue,
+        workflowId: unique('postmortem'),
+        args: [FACTS],
+      }),
+    );
+  };
+
+  it('uses a valid draft, and the model saw only the redacted timeline', async () => {
+    const result = await briefWith(draft({}));
+    expect(result).toMatchObject({ lane: 'model', fallbackCause: null, fallbackDetail: null });
+    expect(result.briefing.subject).toBe(VALID_DRAFT.subject);
+    const sent = fake.requests[0]!.body as unknown as {
+      messages: { content: string }[];
+      tool_choice: unknown;
+    };
+    expect(sent.tool_choice).toEqual({
+      type: 'tool',
+      name: 'submit_briefing',
+      disable_parallel_tool_use: true,
+    });
+    const facts = sent.messages[0]!.content;
+    expect(facts).toContain('Thread A (replica-a) tries to keep token [token]: refused');
+    expect(facts).not.toMatch(/token [0-9]/);
+  });
+
+  it.each([
+    ['a 700-word draft', draft({ executive_context: 'word '.repeat(700) }), 'length'],
+    ['a draft missing a section', draft({}, 'deployment_checklist'), 'invalid-draft'],
+    ['a draft with an unknown field', draft({ next_steps: 'more' }), 'invalid-draft'],
+    [
+      'a draft that asks to renew a lease',
+      draft({ executive_context: 'Operators should renew the lease by hand when the export runs long.' }),
+      'draft-gate',
+    ],
+    [
+      'a draft that does not name Thread B',
+      draft({ concurrency_anomaly_analysis: 'Thread A paused.' }),
+      'threads',
+    ],
+  ])('falls back to the template on %s, recording why', async (_, answer, cause) => {
+    const result = await briefWith(answer);
+    expect(result).toMatchObject({ lane: 'template', fallbackCause: cause });
+    expect(result.briefing).toEqual(renderBriefing(FACTS));
+  });
+});

@@ -1,0 +1,55 @@
+import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { type Briefing, type BriefingFacts, renderBriefing } from '../policy/postmortem/briefing';
+import { draftRequest, draftToBriefing } from '../policy/postmortem/modelDraft';
+import { validateBriefing } from '../policy/postmortem/validateBriefing';
+
+// The model's drafting is retried by Temporal like the retry decision: rate limits, overload and
+// server errors a bounded number of times; after that the template answers.
+const { draftBriefing } = proxyActivities<Activities>({
+  startToCloseTimeout: '2 minutes',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '10 seconds',
+    maximumAttempts: 4,
+  },
+});
+
+/** The briefing, which lane wrote it, and why the template answered when a model was asked. */
+export interface BriefingResult {
+  briefing: Briefing;
+  lane: 'template' | 'model';
+  fallbackCause: string | null;
+  fallbackDetail: string | null;
+}
+
+/**
+ * Writes a post-mortem briefing from a key's timeline: a model's draft when one is configured and
+ * its draft passes the validator, else the deterministic template (validated the same way).
+ */
+export async function postmortemBriefing(facts: BriefingFacts): Promise<BriefingResult> {
+  const template = renderBriefing(facts);
+  const fallback = (cause: string, detail: string): BriefingResult => ({
+    briefing: template,
+    lane: 'template',
+    fallbackCause: cause,
+    fallbackDetail: detail,
+  });
+  let answer;
+  try {
+    answer = await draftBriefing.executeWithOptions({ summary: 'draft the briefing' }, [draftRequest(facts)]);
+  } catch (error) {
+    if (!(error instanceof ActivityFailure)) throw error;
+    return fallback('model-unavailable', error.cause?.message ?? error.message);
+  }
+  if (answer.kind === 'none') {
+    return answer.cause === 'no-model-configured'
+      ? { briefing: template, lane: 'template', fallbackCause: null, fallbackDetail: null }
+      : fallback(answer.cause, answer.detail);
+  }
+  const drafted = draftToBriefing(answer.draft);
+  const problems = validateBriefing(drafted, facts.timeline, { modelDrafted: true });
+  if (problems.length) return fallback(problems[0]!.rule, problems.map((p) => p.problem).join('; '));
+  return { briefing: drafted, lane: 'model', fallbackCause: null, fallbackDetail: null };
+}

@@ -93,9 +93,8 @@ export function decideByPolicy(
   // for a holder that dies: come back when its lease runs out, well inside the ticket's life.
   if (ctx.wokenByRelease) {
     const leaseEndMs = (ctx.holderLeaseRemainingMs ?? 0) + LATENCY_FLOOR_MS;
-    const delay = Math.min(leaseEndMs, tuning.maxBackoffMs, Math.floor(tuning.queueTicketMs / 3));
     return retry(
-      Math.max(LATENCY_FLOOR_MS, delay),
+      withinTicket(leaseEndMs, tuning),
       'linear',
       starvation,
       'A release wakes this requester in its place, so it waits for the release rather than polling.',
@@ -104,9 +103,8 @@ export function decideByPolicy(
   // Rule 2: under FIFO with others waiting, keep our place: modest, linear steps well inside the ticket's life.
   if (ctx.fairnessPolicy === 'FIFO' && ctx.otherWaitersExist) {
     const step = tuning.baseBackoffMs * Math.min(ctx.attempt, 4);
-    const delay = Math.min(step, tuning.maxBackoffMs, Math.floor(tuning.queueTicketMs / 3));
     return retry(
-      Math.max(LATENCY_FLOOR_MS, delay),
+      withinTicket(step, tuning),
       'linear',
       starvation,
       'Others are queued under FIFO, so a modest wait keeps this requester in line.',
@@ -123,6 +121,11 @@ export function decideByPolicy(
     starvation,
     'The lock is contended, so a jittered wait avoids a thundering herd.',
   );
+}
+
+// A delay capped by the back-off limit and a third of the queue ticket's life, never under the floor.
+function withinTicket(ms: number, tuning: PolicyTuning): number {
+  return Math.max(LATENCY_FLOOR_MS, Math.min(ms, tuning.maxBackoffMs, Math.floor(tuning.queueTicketMs / 3)));
 }
 
 function starvationRisk(ctx: DecisionContext): RetryDecision['starvation_risk'] {

@@ -7,6 +7,7 @@ import { guardDecision } from '../policy/guardrails';
 import type { DecisionRecord } from '../policy/retryDecision';
 import { baseInput, baseProgress, budget, VALID_DECISION as VALID } from './support/decisionInputs';
 import { type FakeAnswer, FakeMessagesApi } from './support/fakeMessagesApi';
+import { FAKE_MODEL } from './support/runScenario';
 
 const valid: FakeAnswer = { kind: 'tool', input: VALID };
 type Expect =
@@ -211,14 +212,8 @@ describe('retry decision against a misbehaving Messages API', () => {
 
   beforeAll(async () => {
     await fake.start();
-    const decider = createAnthropicDecider({
-      apiKey: 'test-key',
-      baseURL: fake.baseURL,
-      model: 'claude-haiku-4-5',
-      largeModel: 'claude-sonnet-4-5',
-      timeoutMs: 500,
-      maxTokens: 512,
-    });
+    // A short time-out, so the slow-answer fault times out quickly.
+    const decider = createAnthropicDecider({ ...FAKE_MODEL, baseURL: fake.baseURL, timeoutMs: 500 });
     ({ decideRetry } = createDecisionActivities({ decider, log: pino({ level: 'silent' }) }));
   });
   afterAll(async () => {
@@ -304,14 +299,8 @@ describe("the decision log line and the model's free text", () => {
 
   beforeAll(async () => {
     await fake.start();
-    const decider = createAnthropicDecider({
-      apiKey: 'test-key',
-      baseURL: fake.baseURL,
-      model: 'claude-haiku-4-5',
-      largeModel: 'claude-sonnet-4-5',
-      timeoutMs: 500,
-      maxTokens: 512,
-    });
+    // A short time-out, so the slow-answer fault times out quickly.
+    const decider = createAnthropicDecider({ ...FAKE_MODEL, baseURL: fake.baseURL, timeoutMs: 500 });
     ({ decideRetry } = createDecisionActivities({ decider, log }));
   });
   afterAll(() => fake.stop());

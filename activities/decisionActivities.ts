@@ -11,6 +11,7 @@ import {
 import { redact } from '../policy/redaction';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import type { ModelAnswer } from './anthropicDecider';
+import type { Metrics } from './metrics';
 
 /** Asks a model for a decision (see createAnthropicDecider); absent when no model is configured. */
 export type Decider = (ctx: DecisionContext) => Promise<ModelAnswer>;
@@ -19,6 +20,8 @@ export type Decider = (ctx: DecisionContext) => Promise<ModelAnswer>;
 export interface DecisionActivityDeps {
   decider: Decider | null;
   log: Logger;
+  /** Counts decisions and times the model; absent, nothing is counted. */
+  metrics?: Metrics;
 }
 
 /**
@@ -26,7 +29,7 @@ export interface DecisionActivityDeps {
  * returns the decision as answered, its free text redacted; the workflow's guardrails, and nothing
  * here, decide what is done. Every call writes one log line, also when it throws.
  */
-export function createDecisionActivities({ decider, log }: DecisionActivityDeps) {
+export function createDecisionActivities({ decider, log, metrics }: DecisionActivityDeps) {
   return {
     async decideRetry(input: PolicyInput): Promise<DecisionRecord> {
       const context = await nonRetryableOnBadInput(() =>
@@ -46,6 +49,7 @@ export function createDecisionActivities({ decider, log }: DecisionActivityDeps)
       } catch (error) {
         // Retryable model failures (rate limit, overload, unavailable) are Temporal's to retry.
         const failure = error instanceof Error ? error : new Error(String(error));
+        metrics?.modelLatency.observe({ result: 'thrown' }, latencyMs() / 1000);
         log.warn(
           {
             ...line,
@@ -59,6 +63,12 @@ export function createDecisionActivities({ decider, log }: DecisionActivityDeps)
         throw error;
       }
       const record = redactRecord(toRecord({ ...input, context }, answer));
+      if (answer) metrics?.modelLatency.observe({ result: answer.kind }, latencyMs() / 1000);
+      metrics?.decisions.inc({
+        provider: record.provider,
+        decision: record.decision.decision,
+        fallback_cause: record.fallbackCause ?? 'none',
+      });
       // One line per decision. No prompt text; the model's free text only as redacted.
       log.info(
         {

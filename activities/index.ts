@@ -19,14 +19,15 @@ export interface ActivityDeps extends LockActivityDeps {
 
 /** Builds every activity the worker registers, from its dependencies (no globals). */
 export function createActivities(deps: ActivityDeps) {
+  const metrics = deps.metrics ?? createMetrics();
   return {
-    ...createLockActivities(deps),
-    ...createDecisionActivities({ decider: deps.decider ?? null, log: deps.log }),
+    ...createLockActivities({ ...deps, metrics }),
+    ...createDecisionActivities({ decider: deps.decider ?? null, log: deps.log, metrics }),
     ...createBriefingActivities({ drafter: deps.drafter ?? null, log: deps.log }),
     ...createOnCallActivities({
       oncall: deps.oncall ?? DEFAULT_ONCALL,
       escalations: deps.escalations ?? new FileEscalationStore('.data/escalations.jsonl'),
-      metrics: deps.metrics ?? createMetrics(),
+      metrics,
       log: deps.log ?? pino(),
     }),
   };

@@ -1,10 +1,12 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import type { LockService } from '../locks/lockService';
+import type { Metrics } from './metrics';
 import type { SessionWaker } from './sessionSignals';
 import { type WaitForEdge, waitForEdges } from '../policy/waitForGraph';
 import { admitLeaseAction } from '../policy/denyGate';
 import { FAILURE_TYPES } from '../policy/errors';
+import { type LockStatus, toLockStatus } from '../policy/lockStatus';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import type {
   AcquireAttempt,
@@ -27,13 +29,15 @@ export interface LockActivityDeps {
   log: Logger;
   /** Wakes the head of a key's queue after a release; see {@link SessionWaker}. */
   waker: SessionWaker;
+  /** Counts renewals and lost leases; absent, nothing is counted. */
+  metrics?: Metrics;
 }
 
 /**
  * The activities that talk to the lock service. They are the only path by which a lease is granted,
  * renewed or released, and they never see model text.
  */
-export function createLockActivities({ locks, log, waker }: LockActivityDeps) {
+export function createLockActivities({ locks, log, waker, metrics }: LockActivityDeps) {
   return {
     /** One fast-path attempt at the lock service; a denial also reports the wait-for edges and queue head. */
     async tryAcquireLock(request: TryAcquireRequest): Promise<SessionAttempt> {
@@ -84,7 +88,15 @@ export function createLockActivities({ locks, log, waker }: LockActivityDeps) {
           : { ok: false, reason: `renewal refused: ${renewed.reason}` };
       }
       logLeaseAction(log, locks.backend, 'renew', lease, result);
+      metrics?.renewals.inc({ result: result.ok ? 'ok' : 'refused' });
+      if (!result.ok) metrics?.leasesLost.inc({ at: 'renewal' });
       return result;
+    },
+
+    /** A key's holder, token, lease time left and queue, read on the lock service's clock (lockctl status). */
+    async inspectLock(key: string): Promise<LockStatus> {
+      const inspected = await nonRetryableOnBadInput(() => locks.inspect(key));
+      return toLockStatus(inspected, locks.backend);
     },
 
     /** Gives up the session's place in the key's queue, so a session that stops waiting blocks no one. */
@@ -105,9 +117,10 @@ export function createLockActivities({ locks, log, waker }: LockActivityDeps) {
       const target: FencedTarget = { key: lease.key, holder: lease.holder, token: lease.token };
       const result = await nonRetryableOnBadInput(() => locks.release(target));
       logLeaseAction(log, locks.backend, 'release', lease, result);
+      if (!result.ok) metrics?.leasesLost.inc({ at: 'release' });
       if (result.ok) {
         const head = (await locks.inspect(lease.key)).waiters[0];
-        if (head) await waker.wake(lease.key, head);
+        if (head) await waker.wake(lease.key, head, { releasedAt: result.serviceTime });
       }
       return result;
     },

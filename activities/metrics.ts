@@ -1,21 +1,115 @@
-import { Counter, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-/** The worker's Prometheus metrics. */
-export function createMetrics(registry = new Registry()) {
-  return {
+/** How the worker's metrics are labelled. */
+export interface MetricsOptions {
+  registry?: Registry;
+  /**
+   * Label escalations and review flags with the lock key. Off by default: a label value per key is an
+   * unbounded series count; turn it on only for a bounded, known set of keys.
+   */
+  keyLabels?: boolean;
+}
+
+// Seconds, from a hand-off of a few milliseconds to a wait of a quarter of an hour.
+const WAIT_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900];
+const HANDOFF_BUCKETS = [0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+const MODEL_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30];
+
+/**
+ * The worker's Prometheus metrics. Every label takes a value from a closed set (outcome, provider,
+ * decision, fallback cause, result), so the number of series stays bounded; keys and requesters are
+ * labels only when `keyLabels` says so.
+ */
+export function createMetrics({ registry = new Registry(), keyLabels = false }: MetricsOptions = {}) {
+  const keyLabel = (key: string): { key?: string } => (keyLabels ? { key } : {});
+  const withKey = <L extends string>(labels: readonly L[]) =>
+    (keyLabels ? [...labels, 'key'] : [...labels]) as (L | 'key')[];
+  const parked = new ParkedSessions();
+  const metrics = {
     registry,
+    keyLabel,
+    parked,
+    acquisitionWait: new Histogram({
+      name: 'lockwarden_acquisition_wait_seconds',
+      help: 'Time from a session start to the lease (outcome="acquired") or to its end without one',
+      labelNames: ['outcome'] as const,
+      buckets: WAIT_BUCKETS,
+      registers: [registry],
+    }),
+    handoff: new Histogram({
+      name: 'lockwarden_handoff_seconds',
+      help: "Release to the woken waiter's grant, on the lock service's clock",
+      buckets: HANDOFF_BUCKETS,
+      registers: [registry],
+    }),
+    decisions: new Counter({
+      name: 'lockwarden_decisions_total',
+      help: 'Retry decisions, by who answered, what, and why the policy stood in (fallback_cause, "none")',
+      labelNames: ['provider', 'decision', 'fallback_cause'] as const,
+      registers: [registry],
+    }),
+    modelLatency: new Histogram({
+      name: 'lockwarden_model_request_seconds',
+      help: 'Time the model path took for one decision (repair included), by result: decision, fallback or thrown',
+      labelNames: ['result'] as const,
+      buckets: MODEL_BUCKETS,
+      registers: [registry],
+    }),
+    renewals: new Counter({
+      name: 'lockwarden_renewals_total',
+      help: 'Fenced lease renewals, by result (ok, or refused: the lease was lost)',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
+    leasesLost: new Counter({
+      name: 'lockwarden_leases_lost_total',
+      help: 'Leases found lost, by where (a renewal or a release the lock service refused)',
+      labelNames: ['at'] as const,
+      registers: [registry],
+    }),
     escalations: new Counter({
       name: 'lockwarden_escalations_total',
-      help: 'Escalations to on-call, by lock key',
-      labelNames: ['key', 'deadlock'] as const,
+      help: 'Escalations to on-call, by whether a deadlock caused them',
+      labelNames: withKey(['deadlock'] as const),
       registers: [registry],
     }),
     keysFlaggedForReview: new Counter({
       name: 'lockwarden_keys_flagged_for_review_total',
       help: 'Times a key was flagged for deadlock review after repeated escalations',
-      labelNames: ['key'] as const,
+      labelNames: withKey([] as const),
       registers: [registry],
     }),
+    parkedWaiters: new Gauge({
+      name: 'lockwarden_parked_waiters',
+      help: 'Sessions on this worker parked in a queue, waiting for a release',
+      registers: [registry],
+      collect() {
+        this.set(parked.count());
+      },
+    }),
   };
+  return metrics;
 }
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/**
+ * The sessions parked right now, by run id, each with the latest time its park can last. A park that
+ * ends while its run is on another worker (this one lost it) is forgotten when that time passes.
+ */
+class ParkedSessions {
+  private readonly until = new Map<string, number>();
+  private static readonly SLACK_MS = 5_000;
+
+  park(runId: string, upToMs: number, now = Date.now()): void {
+    this.until.set(runId, now + upToMs + ParkedSessions.SLACK_MS);
+  }
+
+  unpark(runId: string): void {
+    this.until.delete(runId);
+  }
+
+  count(now = Date.now()): number {
+    for (const [runId, until] of this.until) if (until <= now) this.until.delete(runId);
+    return this.until.size;
+  }
+}

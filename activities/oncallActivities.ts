@@ -55,7 +55,7 @@ export function createOnCallActivities({ oncall, escalations, metrics, log }: On
         (await escalations.recentForKey(notice.key, new Date(at.getTime() - oncall.reviewWindowMs))) + 1;
       const flaggedForReview = recentForKey >= oncall.reviewThreshold;
       if (flaggedForReview) {
-        metrics.keysFlaggedForReview.inc({ key: notice.key });
+        metrics.keysFlaggedForReview.inc(metrics.keyLabel(notice.key));
         log.warn(
           {
             event: 'lock.flagged-for-review',
@@ -81,7 +81,7 @@ export function createOnCallActivities({ oncall, escalations, metrics, log }: On
       log.warn({ event: 'lock.escalated', ...payload }, 'escalated to on-call');
       if (oncall.webhookUrl) await postWebhook(oncall.webhookUrl, payload);
       await escalations.record({ ...notice, at: payload.at });
-      metrics.escalations.inc({ key: notice.key, deadlock: String(notice.deadlock) });
+      metrics.escalations.inc({ ...metrics.keyLabel(notice.key), deadlock: String(notice.deadlock) });
       return { via: oncall.webhookUrl ? 'webhook' : 'log', flaggedForReview, recentForKey };
     },
 

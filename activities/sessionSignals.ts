@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { acquisitionWorkflowId } from '../policy/constants';
-import { lockReleased } from '../temporal/messages';
+import { lockReleased, type ReleaseNotice } from '../temporal/messages';
 
 /**
  * Wakes a waiting session from an activity, through the worker's own Temporal client: a release
@@ -9,15 +9,17 @@ import { lockReleased } from '../temporal/messages';
  * the lock service's answer and the signal.
  */
 export interface SessionWaker {
-  wake(key: string, requester: string): Promise<void>;
+  /** Wakes the session of (key, requester); `notice` says when a release freed the key. */
+  wake(key: string, requester: string, notice?: ReleaseNotice): Promise<void>;
 }
 
 /** A waker that signals `lockReleased` to the session of (key, requester); an ended session is logged. */
 export function createSessionWaker(client: Client, log: Logger): SessionWaker {
   return {
-    async wake(key, requester) {
+    async wake(key, requester, notice) {
       try {
-        await client.workflow.getHandle(acquisitionWorkflowId(key, requester)).signal(lockReleased);
+        const session = client.workflow.getHandle(acquisitionWorkflowId(key, requester));
+        await (notice ? session.signal(lockReleased, notice) : session.signal(lockReleased));
       } catch (error) {
         // A session that has ended (or never ran) cannot be woken: its ticket expires on its own.
         log.info(

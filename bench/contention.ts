@@ -6,6 +6,7 @@ import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { Command, Option } from 'commander';
 import { createActivities } from '../activities';
+import { createMetrics } from '../activities/metrics';
 import { createSessionWaker } from '../activities/sessionSignals';
 import { acquire, awaitLeaseOf, release, startAcquisition, stateOf } from '../client/lockwardenClient';
 import type { LockService } from '../locks/lockService';
@@ -24,6 +25,7 @@ import {
 } from './contenders';
 import { createFloorMutex } from './floorMutex';
 import { floorFinish, floorGo, floorReady } from './floorWorkflows';
+import { sessionMetricsSinks } from '../worker/sessionMetricsSinks';
 import { lineChart } from './svgChart';
 
 // What users feel under contention, in one run, on one dev server and one lock service:
@@ -189,15 +191,18 @@ async function main(): Promise<void> {
     const opened = await openBackend(backend);
     const locks = countingLocks(opened);
     const taskQueue = unique('bench');
+    const metrics = createMetrics();
     const worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue,
       workflowBundle,
+      sinks: sessionMetricsSinks(metrics),
       activities: {
         ...createActivities({
           locks: locks.service,
           log: silentLog,
           waker: createSessionWaker(env.client, silentLog),
+          metrics,
         }),
         ...createFloorMutex(env.client),
         noop: async () => undefined,

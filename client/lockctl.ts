@@ -12,14 +12,31 @@ import {
   InvalidLockRequestError,
   isInvalidLockRequest,
   isLockNotAcquired,
+  LockNotAcquiredError,
 } from '../policy/errors';
 import { FileEscalationStore } from '../activities/escalationStore';
+import { SESSION_PHASES } from '../policy/session';
 import { connectClient } from './connect';
 import { readFencedWrites } from './fencedWrites';
 import { type PostmortemOptions, writePostmortem } from './postmortem';
-import { acquire, forceRelease, release, resolve, startAcquisition, stateOf } from './lockwardenClient';
+import { awaitLeaseShowingProgress } from './acquireProgress';
+import { forceRelease, release, resolve, startAcquisition, stateOf, statusOf } from './lockwardenClient';
+import { duration, table } from './present';
+import { listSessions } from './sessionList';
 
-// `lockctl`: start acquisition sessions, release leases, answer escalations, from a shell.
+// `lockctl`: start acquisition sessions, release leases, answer escalations, list sessions and
+// show a key's queue, from a shell.
+
+/** lockctl's exit codes: scripts tell how an acquisition ended without parsing its output. */
+const EXIT = {
+  ok: 0,
+  failed: 1,
+  invalidInput: 2,
+  abandoned: 3,
+  halted: 4,
+  /** The session ended without the lease some other way. */
+  notAcquired: 5,
+} as const;
 
 function wholeNumber(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`expected a whole number, got "${value}"`);
@@ -77,6 +94,7 @@ program
   .option('--max-total-wait-ms <ms>', 'hard limit on total wait', wholeNumber)
   .option('--fairness <policy>', 'FIFO, priority-based or no-starvation-guarantee')
   .option('--no-wait', 'print the session and return at once')
+  .option('--quiet', 'no progress lines while waiting')
   .action(
     withClient(
       async (
@@ -90,6 +108,7 @@ program
           maxTotalWaitMs?: number;
           fairness?: string;
           wait: boolean;
+          quiet?: boolean;
         },
       ) => {
         const budget = Object.fromEntries(
@@ -105,12 +124,18 @@ program
           ...(opts.fairness ? { fairness: opts.fairness as 'FIFO' } : {}),
         };
         const placement = { taskQueue: global.taskQueue, uiBaseUrl: global.ui };
-        if (!opts.wait) {
-          const session = await startAcquisition(client, request, placement);
-          return { workflowId: session.workflowId, ui: session.uiUrl };
-        }
-        const { lease, session } = await acquire(client, request, placement);
-        return { lease, workflowId: session.workflowId, ui: session.uiUrl };
+        const session = await startAcquisition(client, request, placement);
+        if (!opts.wait) return { workflowId: session.workflowId, ui: session.uiUrl };
+        // Progress goes to stderr (a terminal line rewritten in place), the answer to stdout.
+        console.error(`waiting for ${key} as ${opts.requester}: ${session.uiUrl}`);
+        const quiet = { write: () => true, isTTY: false };
+        const answer = await awaitLeaseShowingProgress(
+          client,
+          session.workflowId,
+          opts.quiet ? quiet : process.stderr,
+        );
+        if (answer.status === 'ended') throw new LockNotAcquiredError(key, answer.outcome);
+        return { lease: answer.lease, workflowId: session.workflowId, ui: session.uiUrl };
       },
     ),
   );
@@ -184,6 +209,92 @@ program
   .action(withClient(async (client, _g, workflowId: string) => stateOf(client, workflowId)));
 
 program
+  .command('list')
+  .description(
+    "list sessions from Temporal's visibility, newest first, with each one's attempts, wait and holder",
+  )
+  .option('--key <key>', 'only sessions on this key')
+  .option('--state <state>', `only sessions in this state (${SESSION_PHASES.join(', ')})`)
+  .option('--requester <id>', "only this requester's sessions")
+  .option('--limit <n>', 'at most this many sessions', wholeNumber, 50)
+  .option('--json', 'one JSON array, for scripts')
+  .action(
+    async (opts: { key?: string; state?: string; requester?: string; limit: number; json?: boolean }) => {
+      const global = program.opts<GlobalOptions>();
+      const client = await connectClient(global);
+      try {
+        const { json, ...filter } = opts;
+        const rows = await listSessions(client, filter as Parameters<typeof listSessions>[1], global.ui);
+        if (json) {
+          console.log(JSON.stringify(rows));
+          return;
+        }
+        process.stdout.write(
+          table(
+            ['KEY', 'REQUESTER', 'STATE', 'ATTEMPTS', 'WAITED', 'HOLDER', 'UI'],
+            rows.map((r) => [
+              r.key,
+              r.requester,
+              r.status === 'RUNNING' ? r.state : `${r.state} (${r.status.toLowerCase()})`,
+              r.attempts === null ? '?' : String(r.attempts),
+              duration(r.waitedMs),
+              r.holder ?? '—',
+              r.uiUrl,
+            ]),
+          ),
+        );
+        if (rows.length === 0) console.error('no sessions match');
+      } finally {
+        await client.connection.close();
+      }
+    },
+  );
+
+program
+  .command('status')
+  .description("a key's holder, token, lease time left and queue, read from the lock service on its clock")
+  .argument('<key>', 'lock key')
+  .option('--json', 'JSON, for scripts')
+  .action(async (key: string, opts: { json?: boolean }) => {
+    const global = program.opts<GlobalOptions>();
+    const client = await connectClient(global);
+    try {
+      const status = await statusOf(client, key, { taskQueue: global.taskQueue });
+      if (opts.json) {
+        console.log(JSON.stringify(status));
+        return;
+      }
+      const clock = new Date(status.serviceTime).toISOString();
+      const lines = [`${status.key} on ${status.backend} (service clock ${clock})`];
+      lines.push(
+        status.holder
+          ? `held by ${status.holder} with token ${status.token}, lease left ${duration(status.leaseLeftMs)}`
+          : 'free',
+      );
+      lines.push(`newest token issued: ${status.lastToken ?? 'none yet'}`);
+      process.stdout.write(lines.join('\n') + '\n');
+      if (status.queue.length === 0) {
+        console.log('queue: empty');
+        return;
+      }
+      process.stdout.write(
+        table(
+          ['PLACE', 'WAITER', 'PRIORITY', 'WAITING', 'TICKET LEFT'],
+          status.queue.map((w) => [
+            String(w.place),
+            w.requester,
+            String(w.priority),
+            duration(w.waitingMs),
+            duration(w.ticketLeftMs),
+          ]),
+        ),
+      );
+    } finally {
+      await client.connection.close();
+    }
+  });
+
+program
   .command('postmortem')
   .description(
     "write a post-mortem briefing from a key's sessions (Thread A / Thread B timeline, evidence, gates)",
@@ -236,8 +347,7 @@ program
 program.parseAsync().catch((error: unknown) => {
   // A session that refused an operator's answer says why in the update's cause.
   const refused = error instanceof WorkflowUpdateFailedError;
-  const known =
-    refused || isInvalidLockRequest(error) || isLockNotAcquired(error) || error instanceof ZodError;
+  const invalid = refused || isInvalidLockRequest(error) || error instanceof ZodError;
   console.error(
     error instanceof ZodError
       ? `invalid input: ${describeIssues(error).join('; ')}`
@@ -247,5 +357,11 @@ program.parseAsync().catch((error: unknown) => {
           ? error.message
           : String(error),
   );
-  process.exit(known ? 2 : 1);
+  process.exit(invalid ? EXIT.invalidInput : isLockNotAcquired(error) ? notAcquiredExit(error) : EXIT.failed);
 });
+
+function notAcquiredExit(error: LockNotAcquiredError): number {
+  if (error.outcome.status === 'abandoned') return EXIT.abandoned;
+  if (error.outcome.status === 'halted') return EXIT.halted;
+  return EXIT.notAcquired;
+}

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { type Client, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/client';
 import { type AcquireRequestInput, parseAcquireRequest } from '../policy/acquireRequest';
 import {
@@ -12,8 +13,10 @@ import {
   fencedTargetSchema,
   type Lease,
   leaseNamesSchema,
+  lockKeySchema,
   parseOrThrow,
 } from '../policy/lockSchemas';
+import type { LockStatus } from '../policy/lockStatus';
 import {
   type OperatorDecision,
   type OperatorDecisionInput,
@@ -25,7 +28,7 @@ import {
 } from '../policy/session';
 import { awaitLease, releaseLease, resolveEscalation, sessionState } from '../temporal/messages';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
-import type { acquireLock, releaseLock } from '../workflows';
+import type { acquireLock, lockStatus, releaseLock } from '../workflows';
 
 export { acquisitionWorkflowId };
 
@@ -169,5 +172,19 @@ export async function forceRelease(
     workflowId: releaseWorkflowId(target.key, target.holder, target.token),
     args: [target],
     staticSummary: `release ${target.key} token ${target.token}`,
+  });
+}
+
+/**
+ * A key's holder, token, lease time left and queue, read from the lock service on its clock by a short
+ * `lockStatus` workflow whose activity runs on the worker: the caller needs no lock-service access.
+ */
+export function statusOf(client: Client, key: string, placement: SessionPlacement = {}): Promise<LockStatus> {
+  const checked = parseOrThrow(lockKeySchema, key, 'lock key');
+  return client.workflow.execute<typeof lockStatus>('lockStatus', {
+    taskQueue: placement.taskQueue ?? DEFAULT_TASK_QUEUE,
+    workflowId: `status/${checked}/${randomUUID()}`,
+    args: [checked],
+    staticSummary: `status of ${checked}`,
   });
 }

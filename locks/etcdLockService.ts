@@ -25,6 +25,7 @@ import {
   ownerRefusal,
   queueOrder,
   type Ticket,
+  waitersOf,
 } from './grantRules';
 import type { LockRecord, LockService } from './lockService';
 
@@ -107,7 +108,7 @@ export class EtcdLockService implements LockService {
       token: current?.kv.create_revision ?? null,
       leaseUntil: current ? await this.estimateDeadline(current.kv) : null,
       lastToken,
-      waiters: tickets.map((t) => t.requester),
+      ...waitersOf(tickets),
       serviceTime: now,
     };
   }
@@ -234,7 +235,8 @@ export class EtcdLockService implements LockService {
       .then(
         this.client
           .put(ticketKey)
-          .value(JSON.stringify({ priority: request.priority }))
+          // `since` is the worker's estimate of etcd's time, as every time this backend reports.
+          .value(JSON.stringify({ priority: request.priority, since: Date.now() }))
           .lease(ID),
       )
       .commit();
@@ -294,12 +296,16 @@ export class EtcdLockService implements LockService {
 
 function ticketsFrom(kvs: IKeyValue[]): (Ticket & { lease: string })[] {
   return kvs
-    .map((kv) => ({
-      requester: decodeURIComponent(kv.key.toString().split('/').pop()!),
-      priority: (JSON.parse(kv.value.toString()) as { priority: number }).priority,
-      seq: Number(kv.create_revision),
-      expiresAt: Number.POSITIVE_INFINITY,
-      lease: kv.lease,
-    }))
+    .map((kv) => {
+      const value = JSON.parse(kv.value.toString()) as { priority: number; since?: number };
+      return {
+        requester: decodeURIComponent(kv.key.toString().split('/').pop()!),
+        priority: value.priority,
+        seq: Number(kv.create_revision),
+        expiresAt: Number.POSITIVE_INFINITY,
+        since: value.since ?? null,
+        lease: kv.lease,
+      };
+    })
     .sort(queueOrder);
 }

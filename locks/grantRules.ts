@@ -1,3 +1,4 @@
+import type { QueuedWaiter } from './lockService';
 import {
   type AcquireAttempt,
   denial,
@@ -15,6 +16,21 @@ export interface Ticket {
   priority: number;
   seq: number;
   expiresAt: number;
+  /** When the waiter first took its place (service time); null where a backend did not record it. */
+  since?: number | null;
+}
+
+/** The waiters as `inspect()` reports them, from live tickets already in queue order. */
+export function waitersOf(tickets: Ticket[]): { waiters: string[]; queue: QueuedWaiter[] } {
+  return {
+    waiters: tickets.map((t) => t.requester),
+    queue: tickets.map((t) => ({
+      requester: t.requester,
+      priority: t.priority,
+      since: t.since ?? null,
+      expiresAt: Number.isFinite(t.expiresAt) ? t.expiresAt : null,
+    })),
+  };
 }
 
 /** What a backend read about a key inside its transaction, all on the service clock. */

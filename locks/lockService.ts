@@ -18,7 +18,19 @@ export interface LockRecord {
   lastToken: string | null;
   /** Live waiters, head first. */
   waiters: string[];
+  /** The same waiters with their tickets, head first, for operators. */
+  queue: QueuedWaiter[];
   serviceTime: number;
+}
+
+/** A live queue ticket, as an operator sees it; times are on the service's clock. */
+export interface QueuedWaiter {
+  requester: string;
+  priority: number;
+  /** When the waiter first took its place; null for a ticket stored before the service kept it. */
+  since: number | null;
+  /** When the ticket lapses unless the waiter asks again; null where the service keeps that to itself (etcd). */
+  expiresAt: number | null;
 }
 
 /**

@@ -22,6 +22,7 @@ import {
   positionsByKey,
   queueOrder,
   type Ticket,
+  waitersOf,
 } from './grantRules';
 import type { LockRecord, LockService } from './lockService';
 import { migratePostgres } from './postgresMigrations';
@@ -114,10 +115,10 @@ export class PostgresLockService implements LockService {
       }
       if (step.keepTicket) {
         await db.query(
-          `INSERT INTO lockwarden_waiters (key, requester, priority, seq, expires_at_ms)
-           VALUES ($1, $2, $3, nextval('lockwarden_waiter_seq'), $4)
+          `INSERT INTO lockwarden_waiters (key, requester, priority, seq, expires_at_ms, since_ms)
+           VALUES ($1, $2, $3, nextval('lockwarden_waiter_seq'), $4, $5)
            ON CONFLICT (key, requester) DO UPDATE SET expires_at_ms = EXCLUDED.expires_at_ms`,
-          [request.key, request.requester, request.priority, now + request.queueTicketMs],
+          [request.key, request.requester, request.priority, now + request.queueTicketMs, now],
         );
       }
       const live = row.holder !== null && leaseUntil !== null && leaseUntil > now;
@@ -143,7 +144,7 @@ export class PostgresLockService implements LockService {
       token: live ? row.token : null,
       leaseUntil: live ? leaseUntil : null,
       lastToken: row && row.last_token !== '0' ? row.last_token : null,
-      waiters: tickets.map((t) => t.requester),
+      ...waitersOf(tickets),
       serviceTime: now,
     };
   }
@@ -257,8 +258,9 @@ export class PostgresLockService implements LockService {
       priority: number;
       seq: string;
       expires_at_ms: string;
+      since_ms: string | null;
     }>(
-      'SELECT requester, priority, seq, expires_at_ms FROM lockwarden_waiters WHERE key = $1 AND expires_at_ms > $2',
+      'SELECT requester, priority, seq, expires_at_ms, since_ms FROM lockwarden_waiters WHERE key = $1 AND expires_at_ms > $2',
       [key, now],
     );
     return result.rows
@@ -267,6 +269,7 @@ export class PostgresLockService implements LockService {
         priority: r.priority,
         seq: Number(r.seq),
         expiresAt: Number(r.expires_at_ms),
+        since: r.since_ms === null ? null : Number(r.since_ms),
       }))
       .sort(queueOrder);
   }

@@ -17,6 +17,8 @@ const MIGRATIONS: string[] = [
      id bigserial PRIMARY KEY, resource text NOT NULL, token numeric NOT NULL,
      accepted boolean NOT NULL, newest_token numeric NOT NULL, at_ms bigint NOT NULL);
    CREATE INDEX lockwarden_fenced_writes_resource ON lockwarden_fenced_writes (resource, id);`,
+  // When each waiter first took its place, for `lockctl status` (older tickets have none).
+  `ALTER TABLE lockwarden_waiters ADD COLUMN since_ms bigint;`,
 ];
 
 // An arbitrary constant: the advisory lock that serializes migrations across concurrent workers.

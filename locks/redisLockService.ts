@@ -16,6 +16,7 @@ import {
   waiterSchema,
   type WaiterRef,
 } from '../policy/lockSchemas';
+import { type Ticket, waitersOf } from './grantRules';
 import type { LockRecord, LockService } from './lockService';
 import { ACQUIRE, INSPECT, RELEASE, RENEW, SNAPSHOT } from './redisScripts';
 
@@ -33,6 +34,7 @@ const keysOf = (key: string) => ({
   token: `lockwarden:token:${key}`,
   waiters: `lockwarden:waiters:${key}`,
   waiterExpiry: `lockwarden:waiter-exp:${key}`,
+  waiterSince: `lockwarden:waiter-since:${key}`,
 });
 const ALL_KEYS = 'lockwarden:keys';
 const WAITER_SEQ = 'lockwarden:waiter-seq';
@@ -69,7 +71,7 @@ export class RedisLockService implements LockService {
     const k = keysOf(request.key);
     const reply = await this.run(
       ACQUIRE,
-      [k.lease, k.token, k.waiters, k.waiterExpiry, ALL_KEYS, WAITER_SEQ],
+      [k.lease, k.token, k.waiters, k.waiterExpiry, ALL_KEYS, WAITER_SEQ, k.waiterSince],
       [
         request.key,
         request.requester,
@@ -109,18 +111,29 @@ export class RedisLockService implements LockService {
   async inspect(key: string): Promise<LockRecord> {
     parseOrThrow(lockKeySchema, key, 'lock key');
     const k = keysOf(key);
-    const [holder, token, leaseUntil, lastToken, waiters, now] = await this.run(
+    const [holder, token, leaseUntil, lastToken, queue, now] = await this.run(
       INSPECT,
-      [k.lease, k.token, k.waiters, k.waiterExpiry],
+      [k.lease, k.token, k.waiters, k.waiterExpiry, k.waiterSince],
       [],
     );
+    const flat = Array.isArray(queue) ? queue : [];
+    const tickets: Ticket[] = [];
+    for (let i = 0; i < flat.length; i += 4) {
+      tickets.push({
+        requester: String(flat[i]),
+        priority: Number(flat[i + 1]),
+        seq: i,
+        expiresAt: Number(flat[i + 2]),
+        since: flat[i + 3] === null ? null : Number(flat[i + 3]),
+      });
+    }
     return {
       key,
       holder: holder === null ? null : String(holder),
       token: token === null ? null : String(token),
       leaseUntil: leaseUntil === null ? null : Number(leaseUntil),
       lastToken: lastToken === null ? null : String(lastToken),
-      waiters: Array.isArray(waiters) ? waiters.map(String) : [],
+      ...waitersOf(tickets),
       serviceTime: Number(now),
     };
   }
@@ -143,7 +156,12 @@ export class RedisLockService implements LockService {
   async leave(input: WaiterRef): Promise<void> {
     const { key, requester } = parseOrThrow(waiterSchema, input, 'waiter');
     const k = keysOf(key);
-    await this.client.multi().zRem(k.waiters, requester).hDel(k.waiterExpiry, requester).exec();
+    await this.client
+      .multi()
+      .zRem(k.waiters, requester)
+      .hDel(k.waiterExpiry, requester)
+      .hDel(k.waiterSince, requester)
+      .exec();
   }
 
   async holdings(): Promise<Holding[]> {

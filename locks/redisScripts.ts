@@ -4,8 +4,10 @@
 //
 // Keys per lock key K: lease hash `lockwarden:lease:K` (holder, token, ttl, until, granted); token
 // counter `lockwarden:token:K` (INCR only, never deleted); queue zset `lockwarden:waiters:K` ordered by
-// (1000 - priority) * 2^40 + arrival seq; ticket expiry hash `lockwarden:waiter-exp:K`; the set of all
-// keys `lockwarden:keys`; the global arrival counter `lockwarden:waiter-seq`.
+// (1000 - priority) * 2^40 + arrival seq; ticket expiry hash `lockwarden:waiter-exp:K`; the hash of
+// when each waiter took its place `lockwarden:waiter-since:K`; the set of all keys `lockwarden:keys`;
+// the global arrival counter `lockwarden:waiter-seq`. Scripts that drop tickets name the since hash
+// in the local `sinceKey`.
 
 const NOW = `
 local t = redis.call('TIME')
@@ -18,12 +20,15 @@ for i = 1, #exps, 2 do
   if tonumber(exps[i + 1]) <= now then
     redis.call('ZREM', KEYS[3], exps[i])
     redis.call('HDEL', KEYS[4], exps[i])
+    redis.call('HDEL', sinceKey, exps[i])
   end
 end
 `;
 
-/** KEYS: lease, token, waiters, waiter-exp, keys, waiter-seq. ARGV: key, requester, ttlMs, fairness, priority, queueTicketMs. */
-export const ACQUIRE = `${NOW}${DROP_EXPIRED_TICKETS}
+/** KEYS: lease, token, waiters, waiter-exp, keys, waiter-seq, waiter-since. ARGV: key, requester, ttlMs, fairness, priority, queueTicketMs. */
+export const ACQUIRE = `${NOW}
+local sinceKey = KEYS[7]
+${DROP_EXPIRED_TICKETS}
 local lease = redis.call('HMGET', KEYS[1], 'holder', 'token', 'until', 'granted')
 local holder, token, untilMs, granted = lease[1], lease[2], tonumber(lease[3]), lease[4]
 local live = holder ~= false and untilMs ~= nil and untilMs > now
@@ -39,6 +44,7 @@ if not live and ((not queued) or others == 0 or rank == 0) then
   redis.call('HSET', KEYS[1], 'holder', ARGV[2], 'token', newToken, 'ttl', ARGV[3], 'until', newUntil, 'granted', now)
   redis.call('ZREM', KEYS[3], ARGV[2])
   redis.call('HDEL', KEYS[4], ARGV[2])
+  redis.call('HDEL', sinceKey, ARGV[2])
   redis.call('SADD', KEYS[5], ARGV[1])
   return {'granted', ARGV[2], newToken, newUntil, now}
 end
@@ -47,6 +53,7 @@ if queued then
   if not rank then
     local seq = redis.call('INCR', KEYS[6])
     redis.call('ZADD', KEYS[3], (1000 - tonumber(ARGV[5])) * 1099511627776 + seq, ARGV[2])
+    redis.call('HSET', sinceKey, ARGV[2], now)
   end
   redis.call('HSET', KEYS[4], ARGV[2], now + tonumber(ARGV[6]))
   redis.call('SADD', KEYS[5], ARGV[1])
@@ -80,13 +87,27 @@ redis.call('DEL', KEYS[1])
 return {'ok', false, now}
 `;
 
-/** KEYS: lease, token, waiters, waiter-exp. Reads the key on the service clock. */
-export const INSPECT = `${NOW}${DROP_EXPIRED_TICKETS}
+/**
+ * KEYS: lease, token, waiters, waiter-exp, waiter-since. Reads the key on the service clock; the queue
+ * comes head first as {requester, priority, expires, since (false if unknown)} groups.
+ */
+export const INSPECT = `${NOW}
+local sinceKey = KEYS[5]
+${DROP_EXPIRED_TICKETS}
 local lease = redis.call('HMGET', KEYS[1], 'holder', 'token', 'until')
 local live = lease[1] ~= false and tonumber(lease[3]) > now
+local queue = {}
+local ranked = redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES')
+for i = 1, #ranked, 2 do
+  local w = ranked[i]
+  table.insert(queue, w)
+  table.insert(queue, 1000 - math.floor(tonumber(ranked[i + 1]) / 1099511627776))
+  table.insert(queue, tonumber(redis.call('HGET', KEYS[4], w)) or false)
+  table.insert(queue, redis.call('HGET', sinceKey, w))
+end
 return {
   live and lease[1] or false, live and lease[2] or false, live and tonumber(lease[3]) or false,
-  redis.call('GET', KEYS[2]) or false, redis.call('ZRANGE', KEYS[3], 0, -1), now
+  redis.call('GET', KEYS[2]) or false, queue, now
 }
 `;
 

@@ -24,6 +24,7 @@ import {
   ownerRefusal,
   positionsByKey,
   queueOrder,
+  waitersOf,
   type Ticket,
 } from './grantRules';
 import type { LockRecord, LockService } from './lockService';
@@ -72,7 +73,11 @@ export class SqliteLockService implements LockService {
         ttl_ms INTEGER, lease_until_ms INTEGER, granted_at_ms INTEGER) STRICT;
       CREATE TABLE IF NOT EXISTS lock_waiters (
         key TEXT NOT NULL, requester TEXT NOT NULL, priority INTEGER NOT NULL, seq INTEGER NOT NULL,
-        expires_at_ms INTEGER NOT NULL, PRIMARY KEY (key, requester)) STRICT;`);
+        expires_at_ms INTEGER NOT NULL, since_ms INTEGER, PRIMARY KEY (key, requester)) STRICT;`);
+    // A file from before tickets kept their arrival time gains the column (its old tickets show none).
+    const columns = this.db.pragma('table_info(lock_waiters)') as { name: string }[];
+    if (!columns.some((c) => c.name === 'since_ms'))
+      this.db.exec('ALTER TABLE lock_waiters ADD COLUMN since_ms INTEGER');
     const db = this.db;
     this.sql = {
       now: db.prepare(`SELECT ${SERVICE_NOW}`).pluck(),
@@ -102,14 +107,14 @@ export class SqliteLockService implements LockService {
       ),
       dropExpiredTickets: db.prepare('DELETE FROM lock_waiters WHERE expires_at_ms <= ?'),
       tickets: db.prepare(
-        'SELECT requester, priority, seq, expires_at_ms AS expiresAt FROM lock_waiters WHERE key = ? AND expires_at_ms > ?',
+        'SELECT requester, priority, seq, expires_at_ms AS expiresAt, since_ms AS since FROM lock_waiters WHERE key = ? AND expires_at_ms > ?',
       ),
       allTickets: db.prepare(
         'SELECT key, requester, priority, seq, expires_at_ms AS expiresAt FROM lock_waiters WHERE expires_at_ms > ?',
       ),
       keepTicket: db.prepare(
-        `INSERT INTO lock_waiters (key, requester, priority, seq, expires_at_ms)
-         VALUES (@key, @requester, @priority, (SELECT COALESCE(MAX(seq), 0) + 1 FROM lock_waiters), @expires)
+        `INSERT INTO lock_waiters (key, requester, priority, seq, expires_at_ms, since_ms)
+         VALUES (@key, @requester, @priority, (SELECT COALESCE(MAX(seq), 0) + 1 FROM lock_waiters), @expires, @now)
          ON CONFLICT (key, requester) DO UPDATE SET expires_at_ms = @expires`,
       ),
       dropTicket: db.prepare('DELETE FROM lock_waiters WHERE key = ? AND requester = ?'),
@@ -139,7 +144,7 @@ export class SqliteLockService implements LockService {
         return grantedAttempt(request, token.toString(), now);
       }
       if (step.keepTicket) {
-        this.sql.keepTicket.run({ ...request, expires: now + request.queueTicketMs });
+        this.sql.keepTicket.run({ ...request, expires: now + request.queueTicketMs, now });
       }
       const leaseUntil = toNumber(row?.lease_until_ms);
       const live = row?.holder != null && leaseUntil! > now;
@@ -159,7 +164,7 @@ export class SqliteLockService implements LockService {
         token: live ? row.token!.toString() : null,
         leaseUntil: live ? toNumber(row.lease_until_ms) : null,
         lastToken: row ? row.last_token.toString() : null,
-        waiters: this.ticketsOf(key, now).map((t) => t.requester),
+        ...waitersOf(this.ticketsOf(key, now)),
         serviceTime: now,
       };
     });

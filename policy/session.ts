@@ -61,6 +61,12 @@ export interface SessionState {
   holder: string | null;
   lease: Lease | null;
   budgetLeft: { retries: number; waitMs: number };
+  /** How long the session waited for the lease: as of its last attempt while it waits, in all once it holds. */
+  waitedMs: number;
+  /** When it began to wait (workflow clock, ms since the epoch, earlier runs included). */
+  waitingSince: number;
+  /** Its 1-based place in the key's queue at the last denial, or null (holding, or no ticket). */
+  place: number | null;
   escalation: {
     reason: string;
     deadlock: boolean;

@@ -13,8 +13,17 @@ import type {
 // The messages a session answers: what callers, the Temporal UI and other sessions send it. Clients
 // and activities import these definitions as the workflows do, so the names are written once.
 
-/** Sent to a waiting session when the key it waits for is released: it retries at once. */
-export const lockReleased = defineSignal('lockReleased');
+/**
+ * Sent to a waiting session when the key it waits for is released: it retries at once. The release's
+ * time on the lock service's clock, when a release sent it, measures the hand-off.
+ */
+export const lockReleased = defineSignal<[ReleaseNotice?]>('lockReleased');
+
+/** What a release tells the waiter it wakes. */
+export interface ReleaseNotice {
+  /** When the lock service released the key, on its own clock. */
+  releasedAt: number;
+}
 
 /**
  * Asks a holding session to release its lease (fire and forget); see `releaseLease` to wait for it.

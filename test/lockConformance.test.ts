@@ -127,6 +127,25 @@ describe.each(backendHarnesses())('lock service contract on $name', (harness) =>
     expect((await locks.inspect(key)).waiters).toEqual(['d', 'late']);
   });
 
+  it(`[${harness.name}] shows the queue in order, with when each waiter took its place, on the service clock`, async () => {
+    granted(await acquire('holder'));
+    const first = denied(await acquire('early'));
+    await delay(50);
+    denied(await acquire('late', { fairness: 'priority-based', priority: 0 }));
+    // Asking again keeps the place and when it was taken.
+    denied(await acquire('early'));
+    const record = await locks.inspect(key);
+    expect(record.queue.map((w) => w.requester)).toEqual(['early', 'late']);
+    const [early, late] = record.queue;
+    expect(early!.since).not.toBeNull();
+    expect(early!.since!).toBeGreaterThanOrEqual(first.serviceTime - 5);
+    expect(late!.since!).toBeGreaterThan(early!.since!);
+    expect(early!.since!).toBeLessThanOrEqual(record.serviceTime);
+    if (early!.expiresAt !== null) expect(early!.expiresAt).toBeGreaterThan(record.serviceTime);
+    await locks.leave({ key, requester: 'early' });
+    expect((await locks.inspect(key)).queue.map((w) => w.requester)).toEqual(['late']);
+  });
+
   it(`[${harness.name}] orders waiters by priority under priority-based fairness`, async () => {
     const holder = granted(await acquire('holder'));
     await acquire('low', { fairness: 'priority-based', priority: 1 });

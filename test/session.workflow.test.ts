@@ -392,7 +392,7 @@ describe('acquisition sessions on the dev server', () => {
     await locks.tryAcquire({ key, requester: 'stuck-job', ttlMs: 60_000 });
     const lines: string[] = [];
     const log = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
-    const metrics = createMetrics();
+    const metrics = createMetrics({ keyLabels: true });
     await withWorker(
       env,
       { ...deps(), log, metrics, oncall: { webhookUrl: null, reviewWindowMs: 600_000, reviewThreshold: 3 } },

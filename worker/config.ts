@@ -23,6 +23,9 @@ const workerConfigSchema = z.object({
   LOCKWARDEN_REVIEW_WINDOW_MS: z.coerce.number().int().positive().default(DEFAULT_ONCALL.reviewWindowMs),
   LOCKWARDEN_REVIEW_THRESHOLD: z.coerce.number().int().min(1).default(DEFAULT_ONCALL.reviewThreshold),
   METRICS_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
+  METRICS_HOST: z.union([z.ipv4(), z.ipv6(), z.literal('localhost')]).default('127.0.0.1'),
+  LOCKWARDEN_SDK_METRICS_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
+  LOCKWARDEN_METRICS_KEY_LABELS: z.enum(['true', 'false']).default('false'),
 });
 
 /** The worker's configuration, read once from the environment at start. */
@@ -35,7 +38,8 @@ export interface WorkerConfig {
   logLevel: z.infer<typeof workerConfigSchema>['LOG_LEVEL'];
   oncall: OnCallConfig;
   escalationsFile: string;
-  metricsPort: number | null;
+  /** Where `/metrics` is served (lockwarden's and the SDK's), or null: no metrics endpoint. */
+  metrics: { port: number; host: string; sdkPort: number; keyLabels: boolean } | null;
 }
 
 /** Reads and validates the worker's environment; throws InvalidConfiguration naming each bad variable. */
@@ -56,7 +60,15 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
       reviewThreshold: c.LOCKWARDEN_REVIEW_THRESHOLD,
     },
     escalationsFile: c.LOCKWARDEN_ESCALATIONS_FILE,
-    metricsPort: c.METRICS_PORT ?? null,
+    metrics: c.METRICS_PORT
+      ? {
+          port: c.METRICS_PORT,
+          host: c.METRICS_HOST,
+          // The SDK's exporter listens on loopback beside it; /metrics serves its text too.
+          sdkPort: c.LOCKWARDEN_SDK_METRICS_PORT ?? c.METRICS_PORT + 1,
+          keyLabels: c.LOCKWARDEN_METRICS_KEY_LABELS === 'true',
+        }
+      : null,
   };
 }
 

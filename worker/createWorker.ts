@@ -1,5 +1,7 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
+import { createMetrics } from '../activities/metrics';
+import { sessionMetricsSinks } from './sessionMetricsSinks';
 
 /** Where the worker finds workflow code: a prebuilt bundle (tests share one) or the source path. */
 export type WorkflowSource = Pick<WorkerOptions, 'workflowBundle'> | Pick<WorkerOptions, 'workflowsPath'>;
@@ -18,11 +20,13 @@ export interface LockwardenWorkerOptions {
 
 /** Builds a worker that runs lockwarden's workflows and activities on one task queue. */
 export function createLockwardenWorker(options: LockwardenWorkerOptions): Promise<Worker> {
+  const metrics = options.deps.metrics ?? createMetrics();
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    activities: createActivities(options.deps),
+    activities: createActivities({ ...options.deps, metrics }),
+    sinks: sessionMetricsSinks(metrics),
     ...(options.workflows ?? { workflowsPath: WORKFLOWS_PATH }),
   });
 }

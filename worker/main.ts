@@ -22,10 +22,21 @@ async function main(): Promise<void> {
     base: { service: 'lockwarden-worker' },
     redact: ['apiKey', '*.apiKey'],
   });
-  Runtime.install({ logger: new DefaultLogger(config.logLevel === 'silent' ? 'ERROR' : 'WARN') });
+  const sdkMetricsAddress = config.metrics ? `127.0.0.1:${config.metrics.sdkPort}` : null;
+  Runtime.install({
+    logger: new DefaultLogger(config.logLevel === 'silent' ? 'ERROR' : 'WARN'),
+    ...(sdkMetricsAddress
+      ? { telemetryOptions: { metrics: { prometheus: { bindAddress: sdkMetricsAddress } } } }
+      : {}),
+  });
   const locks = await openLockService(config.lockServiceUrl, { maxTtlMs: config.lockMaxTtlMs });
-  const metrics = createMetrics();
-  const metricsServer = config.metricsPort ? serveMetrics(metrics.registry, config.metricsPort) : null;
+  const metrics = createMetrics({ keyLabels: config.metrics?.keyLabels ?? false });
+  const metricsServer = config.metrics
+    ? serveMetrics(metrics.registry, {
+        ...config.metrics,
+        sdkMetricsUrl: `http://${sdkMetricsAddress}/metrics`,
+      })
+    : null;
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   // The activities' own client: a release wakes the next waiter with a signal sent from the activity.
   const client = new Client({

@@ -1,18 +1,42 @@
 import http from 'node:http';
 import type { Registry } from 'prom-client';
 
-/** Serves Prometheus metrics on GET /metrics (loopback by default), for the starvation monitor's counters. */
-export function serveMetrics(registry: Registry, port: number, host = '127.0.0.1'): http.Server {
+/** Where the worker serves `/metrics`, and which other exporter's text it appends. */
+export interface MetricsEndpoint {
+  port: number;
+  host: string;
+  /**
+   * The Temporal SDK runtime's own Prometheus exporter (worker task slots, polls, workflow and
+   * activity counts and latencies), read on each scrape and served with lockwarden's metrics, so one
+   * scrape target has both.
+   */
+  sdkMetricsUrl?: string;
+}
+
+/** Serves Prometheus metrics on GET /metrics: lockwarden's registry, then the SDK's exporter. */
+export function serveMetrics(registry: Registry, endpoint: MetricsEndpoint): http.Server {
   return http
     .createServer((req, res) => {
       if (req.method !== 'GET' || req.url !== '/metrics') {
         res.writeHead(404).end();
         return;
       }
-      registry.metrics().then(
-        (body) => res.writeHead(200, { 'content-type': registry.contentType }).end(body),
+      Promise.all([registry.metrics(), readSdkMetrics(endpoint.sdkMetricsUrl)]).then(
+        ([own, sdk]) => res.writeHead(200, { 'content-type': registry.contentType }).end(own + sdk),
         () => res.writeHead(500).end(),
       );
     })
-    .listen(port, host);
+    .listen(endpoint.port, endpoint.host);
+}
+
+// The SDK exporter's text, or a comment saying it could not be read (lockwarden's metrics still serve).
+async function readSdkMetrics(url: string | undefined): Promise<string> {
+  if (!url) return '';
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+    if (!response.ok) return `# temporal sdk metrics: HTTP ${response.status}\n`;
+    return '\n' + (await response.text());
+  } catch (error) {
+    return `# temporal sdk metrics unavailable: ${error instanceof Error ? error.message : String(error)}\n`;
+  }
 }

@@ -4,6 +4,7 @@ import { nonRetryableOnBadInput } from '../temporal/failures';
 import { acquireUntilHeld } from './session/acquirePhase';
 import { holdUntilReleased } from './session/holdPhase';
 import { LockSession } from './session/lockSession';
+import { sessionMetrics } from './session/metricsSink';
 import { installSessionHandlers } from './session/sessionHandlers';
 
 /**
@@ -17,6 +18,10 @@ export async function acquireLock(input: AcquireRequestInput): Promise<SessionOu
   installSessionHandlers(session);
   const resumed = session.resumedLease;
   const acquired = resumed ? { lease: resumed } : await acquireUntilHeld(session);
+  if (!resumed && !('resume' in acquired)) {
+    const outcome = 'lease' in acquired ? 'acquired' : acquired.outcome.status;
+    sessionMetrics.acquisitionEnded(outcome, session.waitedMs());
+  }
   const end = 'lease' in acquired ? await holdUntilReleased(session, acquired.lease) : acquired;
   return session.end(end);
 }

@@ -7,6 +7,7 @@ import { findDeadlock, settleDeadlock } from './deadlock';
 import { tryFastPath } from './fastPath';
 import { escalateAndWait, leaveQueue } from './escalation';
 import type { LockSession, PhaseEnd } from './lockSession';
+import { sessionMetrics } from './metricsSink';
 
 /**
  * The acquisition phase: the fast path; on each denial a deadlock check, then (when the situation
@@ -90,7 +91,9 @@ export async function acquireUntilHeld(session: LockSession): Promise<{ lease: L
       session.enter('backing-off', `${denial.reason}; retrying in ${step.sleepMs} ms (${record.provider})`);
     }
     // One durable timer that a release signal cuts short.
+    if (parks) sessionMetrics.parked(step.sleepMs);
     await condition(() => session.woken, step.sleepMs, { summary });
+    if (parks) sessionMetrics.unparked();
     if (workflowInfo().continueAsNewSuggested) return { resume: session.resume(null) };
   }
 }

@@ -9,6 +9,7 @@ import { type DecisionRecord, type PolicyInput, policyRecord } from '../../polic
 import { parkFor } from '../../policy/waiting';
 import type { WaitForEdge } from '../../policy/waitForGraph';
 import type { LockSession } from './lockSession';
+import { sessionMetrics } from './metricsSink';
 
 // Rate limits and overload are backed off by Temporal, a bounded number of times; after that the
 // workflow's own deterministic policy answers.
@@ -129,6 +130,8 @@ async function decide(input: PolicyInput): Promise<DecisionRecord> {
     );
   } catch (error) {
     if (!(error instanceof ActivityFailure)) throw error;
-    return policyRecord(input, 'model-unavailable', error.cause?.message ?? error.message);
+    const record = policyRecord(input, 'model-unavailable', error.cause?.message ?? error.message);
+    sessionMetrics.decidedInWorkflow(record.decision.decision, 'model-unavailable');
+    return record;
   }
 }

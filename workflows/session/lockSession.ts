@@ -45,6 +45,8 @@ export class LockSession {
 
   // Set by handlers.
   woken = false;
+  /** When the release that woke this session freed the key (lock service clock), to time the hand-off. */
+  releasedAt: number | undefined;
   releaseRequested = false;
   operatorAnswer: OperatorDecision | undefined;
   deadlockNotice: DeadlockNotice | undefined;
@@ -76,6 +78,9 @@ export class LockSession {
       holder: null,
       lease: request.resume?.lease ?? null,
       budgetLeft: { retries: request.budget.maxRetries, waitMs: request.budget.maxTotalWaitMs },
+      waitedMs: request.resume?.elapsedBeforeMs ?? 0,
+      waitingSince: this.waitingSince,
+      place: null,
       escalation: null,
       ignoredOperatorAnswers: 0,
     };
@@ -118,6 +123,7 @@ export class LockSession {
   /** Marks the start of the hold (counting what an earlier run already held). */
   startHold(lease: Lease): void {
     this.heldSince = Date.now() - (this.request.resume?.heldBeforeMs ?? 0);
+    this.state.place = null;
     this.state.lease = lease;
     this.state.holder = this.requester;
   }

@@ -21,8 +21,10 @@ import type { LockSession } from './lockSession';
 /** Registers every message a session answers; each handler only records what it was told. */
 export function installSessionHandlers(session: LockSession): void {
   setHandler(sessionState, () => session.state);
-  setHandler(lockReleased, () => {
-    if (session.request.wakeOnRelease) session.woken = true;
+  setHandler(lockReleased, (notice) => {
+    if (!session.request.wakeOnRelease) return;
+    session.woken = true;
+    if (typeof notice?.releasedAt === 'number') session.releasedAt = notice.releasedAt;
   });
   setHandler(deadlockFound, (notice) => {
     session.deadlockNotice ??= notice;

@@ -1,0 +1,49 @@
+import type { Client } from '@temporalio/client';
+import type { SessionNews } from '../policy/session';
+import { awaitLeaseOf, stateOf } from './lockwardenClient';
+import { progressLine } from './present';
+
+/** Where progress goes: a terminal gets one line rewritten in place, anything else a line per change. */
+export interface ProgressOutput {
+  write(text: string): unknown;
+  isTTY?: boolean;
+}
+
+/**
+ * Waits for the session `workflowId` to hold its lease or end (as `awaitLeaseOf`), showing its
+ * progress meanwhile from its state query every `everyMs`. A query that fails (a worker restarting)
+ * skips a beat; the wait itself is not affected.
+ */
+export async function awaitLeaseShowingProgress(
+  client: Client,
+  workflowId: string,
+  out: ProgressOutput,
+  everyMs = 500,
+): Promise<SessionNews> {
+  const started = Date.now();
+  let done = false;
+  const answer = awaitLeaseOf(client, workflowId).finally(() => {
+    done = true;
+  });
+  let lastShown = '';
+  let shownOnTty = false;
+  while (!done) {
+    const tick = new Promise((resolve) => setTimeout(resolve, everyMs));
+    await Promise.race([answer.catch(() => undefined), tick]);
+    if (done) break;
+    const state = await stateOf(client, workflowId).catch(() => null);
+    if (!state) continue;
+    const line = progressLine(state, Date.now() - started);
+    if (out.isTTY) {
+      out.write(`\r\x1b[2K${line}`);
+      shownOnTty = true;
+    } else {
+      // Without a terminal, a line only when something other than the elapsed time changed.
+      const gist = line.replace(/^\S+ [^·]+·/, '');
+      if (gist !== lastShown) out.write(`${line}\n`);
+      lastShown = gist;
+    }
+  }
+  if (shownOnTty) out.write('\n');
+  return answer;
+}

@@ -1,0 +1,142 @@
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import { z } from 'zod';
+import { describeIssues, InvalidLockRequestError } from '../policy/errors';
+import { holderSchema, lockKeySchema } from '../policy/lockSchemas';
+import { SESSION_PHASES, type SessionState } from '../policy/session';
+import { sessionState } from '../temporal/messages';
+import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
+import { workflowUiUrl } from './lockwardenClient';
+
+/** Which sessions to list: by key, state and requester, newest first, at most `limit`. */
+export const sessionFilterSchema = z.strictObject({
+  key: lockKeySchema.optional(),
+  state: z.enum(SESSION_PHASES).optional(),
+  requester: holderSchema.optional(),
+  limit: z.number().int().min(1).max(1_000).default(50),
+});
+export type SessionFilter = z.input<typeof sessionFilterSchema>;
+
+/** One session as `lockctl list` shows it. */
+export interface SessionRow {
+  workflowId: string;
+  runId: string;
+  key: string;
+  requester: string;
+  /** The session's own phase (its state query), else its LockState search attribute. */
+  state: string;
+  /** Temporal's view: RUNNING, COMPLETED, FAILED, TERMINATED... */
+  status: string;
+  startedAt: string;
+  attempts: number | null;
+  waitedMs: number | null;
+  /** Who holds the key as the session last saw it (itself, while it holds). */
+  holder: string | null;
+  uiUrl: string;
+}
+
+/** How long one session's state query may take before its row is shown without it. */
+const STATE_QUERY_TIMEOUT_MS = 3_000;
+/** State queries in flight at once. */
+const QUERY_CONCURRENCY = 8;
+
+/**
+ * Lists sessions from Temporal's visibility (the LockKey, LockRequester and LockState search
+ * attributes), each with its state query's attempts, wait and holder where its worker answers.
+ */
+export async function listSessions(
+  client: Client,
+  input: SessionFilter,
+  uiBaseUrl: string,
+): Promise<SessionRow[]> {
+  const parsed = sessionFilterSchema.safeParse(input);
+  if (!parsed.success) throw new InvalidLockRequestError('list filter', describeIssues(parsed.error));
+  const filter = parsed.data;
+  const executions: WorkflowExecutionInfo[] = [];
+  for await (const execution of client.workflow.list({ query: visibilityQuery(filter) })) {
+    // The query narrows; this exact comparison decides (see visibilityQuery).
+    if (!matches(execution, filter)) continue;
+    executions.push(execution);
+    if (executions.length >= filter.limit) break;
+  }
+  const namespace = client.options.namespace;
+  return mapConcurrently(executions, QUERY_CONCURRENCY, async (execution) => {
+    const state = await queryState(client, execution);
+    return {
+      workflowId: execution.workflowId,
+      runId: execution.runId,
+      key: attribute(execution, 'lockKey') ?? state?.key ?? '',
+      requester: attribute(execution, 'lockRequester') ?? state?.requester ?? '',
+      state: state?.phase ?? attribute(execution, 'lockState') ?? 'unknown',
+      status: execution.status.name,
+      startedAt: execution.startTime.toISOString(),
+      attempts: state?.attempts ?? null,
+      waitedMs: state ? waitedMs(state, execution.status.name === 'RUNNING') : null,
+      holder: state?.holder ?? null,
+      uiUrl: workflowUiUrl(uiBaseUrl, namespace, execution.workflowId, execution.runId),
+    };
+  });
+}
+
+/**
+ * The visibility query. A value goes into it only in a form every visibility store reads exactly
+ * (quotes doubled inside, none at either end, no `?` or backslash); any other value is matched on
+ * the client side alone.
+ */
+export function visibilityQuery(filter: z.output<typeof sessionFilterSchema>): string {
+  const clauses = [`WorkflowType = 'acquireLock'`];
+  const add = (name: string, value: string | undefined) => {
+    if (value === undefined || /^'|'$|[?\\]/.test(value)) return;
+    clauses.push(`${name} = '${value.replace(/'/g, "''")}'`);
+  };
+  add('LockKey', filter.key);
+  add('LockRequester', filter.requester);
+  add('LockState', filter.state);
+  return clauses.join(' AND ');
+}
+
+// A running session that still waits has waited until now; any other, as its state says.
+function waitedMs(state: SessionState, running: boolean): number {
+  const waiting = running && WAITING_PHASES.has(state.phase);
+  return waiting ? Math.max(state.waitedMs, Date.now() - state.waitingSince) : state.waitedMs;
+}
+const WAITING_PHASES = new Set<string>(['acquiring', 'backing-off', 'queued', 'escalated']);
+
+function matches(execution: WorkflowExecutionInfo, filter: z.output<typeof sessionFilterSchema>): boolean {
+  if (filter.key !== undefined && attribute(execution, 'lockKey') !== filter.key) return false;
+  if (filter.requester !== undefined && attribute(execution, 'lockRequester') !== filter.requester)
+    return false;
+  if (filter.state !== undefined && attribute(execution, 'lockState') !== filter.state) return false;
+  return true;
+}
+
+function attribute(
+  execution: WorkflowExecutionInfo,
+  name: 'lockKey' | 'lockRequester' | 'lockState',
+): string | undefined {
+  return execution.typedSearchAttributes.get(SEARCH_ATTRIBUTES[name]);
+}
+
+// The session's state, or null when its worker does not answer in time (the row still shows).
+async function queryState(client: Client, execution: WorkflowExecutionInfo): Promise<SessionState | null> {
+  try {
+    return await client.withDeadline(Date.now() + STATE_QUERY_TIMEOUT_MS, () =>
+      client.workflow.getHandle(execution.workflowId, execution.runId).query(sessionState),
+    );
+  } catch {
+    return null;
+  }
+}
+
+async function mapConcurrently<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        results[index] = await fn(items[index]!);
+      }
+    }),
+  );
+  return results;
+}

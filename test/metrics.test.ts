@@ -1,0 +1,105 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import {
+  acquire,
+  awaitLeaseOf,
+  release,
+  type StartedAcquisition,
+  startAcquisition,
+  stateOf,
+} from '../client/lockwardenClient';
+import { activitySummaries } from './support/history';
+import { freePort, parseSamples, type Sample, sumOf } from './support/prometheusText';
+import { connectTestEnv } from './support/temporalFixture';
+import { freshSqlitePath, unique } from './support/tempFiles';
+import { waitFor } from './support/waitFor';
+import { startWorkerProcess, stopWorkerProcess } from './support/workerProcess';
+
+describe("the worker's /metrics", () => {
+  let env: TestWorkflowEnvironment;
+  beforeAll(async () => {
+    env = await connectTestEnv();
+  });
+  afterAll(() => env?.teardown());
+
+  it('counts a contended run as it happened: waits, hand-offs, decisions, renewals, parked waiters, and the SDK worker metrics', async () => {
+    const [port, sdkPort] = [await freePort(), await freePort()];
+    const taskQueue = unique('metrics');
+    const worker = startWorkerProcess(freshSqlitePath(), taskQueue, {
+      METRICS_PORT: String(port),
+      LOCKWARDEN_SDK_METRICS_PORT: String(sdkPort),
+    });
+    const scrape = async (): Promise<Sample[]> =>
+      parseSamples(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
+    try {
+      await waitFor('the worker serving /metrics', async () => (await scrape()).length > 0, 30_000);
+      const key = unique('contended');
+      // TTL 3 s: each holder renews every second, so a 1.2 s hold renews at least once.
+      const request = (requester: string) => ({ key, requester, ttlMs: 3_000 });
+      const first = await acquire(env.client, request('holder'), { taskQueue });
+      const waiters: StartedAcquisition[] = [];
+      for (const requester of ['w1', 'w2', 'w3']) {
+        waiters.push(await startAcquisition(env.client, request(requester), { taskQueue }));
+        await waitFor(`${requester} queued`, async () => {
+          return (await stateOf(env.client, waiters.at(-1)!.workflowId)).phase === 'queued';
+        });
+      }
+      expect(sumOf(await scrape(), 'lockwarden_parked_waiters')).toBe(3);
+
+      await delay(1_200);
+      let lease = first.lease;
+      for (const waiter of waiters) {
+        expect(await release(env.client, lease)).toMatchObject({ ok: true });
+        const next = await awaitLeaseOf(env.client, waiter.workflowId);
+        if (next.status !== 'acquired') throw new Error(`${waiter.workflowId} ended ${next.outcome.status}`);
+        lease = next.lease;
+        await delay(1_200);
+      }
+      expect(await release(env.client, lease)).toMatchObject({ ok: true });
+      const sessions = [first.session, ...waiters];
+      await Promise.all(sessions.map((s) => s.result()));
+
+      // What the histories say happened, to hold the metrics against.
+      const summaries = (
+        await Promise.all(
+          sessions.map(async (s) =>
+            activitySummaries(await env.client.workflow.getHandle(s.workflowId).fetchHistory()),
+          ),
+        )
+      ).flat();
+      const decisions = summaries.filter((s) => s.startsWith('retry decision')).length;
+      const renewals = summaries.filter((s) => s.startsWith('renew token')).length;
+      expect(decisions).toBeGreaterThanOrEqual(3);
+      expect(renewals).toBeGreaterThanOrEqual(4);
+
+      const samples = await scrape();
+      expect(sumOf(samples, 'lockwarden_acquisition_wait_seconds_count', { outcome: 'acquired' })).toBe(4);
+      // Every waiter took the lease from a release that woke it: three hand-offs, each quick.
+      expect(sumOf(samples, 'lockwarden_handoff_seconds_count')).toBe(3);
+      expect(sumOf(samples, 'lockwarden_handoff_seconds_bucket', { le: '2.5' })).toBe(3);
+      expect(
+        sumOf(samples, 'lockwarden_decisions_total', {
+          provider: 'policy',
+          fallback_cause: 'no-model-configured',
+        }),
+      ).toBe(decisions);
+      expect(sumOf(samples, 'lockwarden_renewals_total', { result: 'ok' })).toBe(renewals);
+      expect(sumOf(samples, 'lockwarden_leases_lost_total')).toBe(0);
+      expect(sumOf(samples, 'lockwarden_parked_waiters')).toBe(0);
+      // The waiters waited longer than the first holder, who took a free key.
+      expect(
+        sumOf(samples, 'lockwarden_acquisition_wait_seconds_sum', { outcome: 'acquired' }),
+      ).toBeGreaterThan(1.2);
+      // No key or requester becomes a label: the series count stays bounded.
+      const lockwarden = samples.filter((s) => s.name.startsWith('lockwarden_'));
+      expect(lockwarden.filter((s) => 'key' in s.labels || 'requester' in s.labels)).toEqual([]);
+      // The Temporal SDK's own worker metrics, from the runtime's exporter, on the same endpoint.
+      expect(sumOf(samples, 'temporal_workflow_completed', { task_queue: taskQueue })).toBeGreaterThanOrEqual(
+        4,
+      );
+      expect(sumOf(samples, 'temporal_worker_start', { task_queue: taskQueue })).toBe(1);
+    } finally {
+      await stopWorkerProcess(worker, 'SIGTERM');
+    }
+  });
+});

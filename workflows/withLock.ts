@@ -14,6 +14,15 @@ import type { SessionNews } from '../policy/session';
 import { lockSessionUpdate, requestRelease } from '../temporal/messages';
 import { acquireLock } from './acquireLock';
 
+/** Where withLock's session runs. */
+export interface WithLockOptions {
+  /**
+   * The task queue of the workers that run lockwarden's sessions: by default the calling workflow's
+   * own (a worker with the lockwarden plugin), else the queue of a separate lockwarden worker.
+   */
+  taskQueue?: string;
+}
+
 /**
  * Runs `fn` while holding a lock, from inside another workflow: starts the acquisition session as a
  * child, hands `fn` the lease (pass its token to your activities and their FencedResource), and
@@ -24,6 +33,7 @@ import { acquireLock } from './acquireLock';
 export async function withLock<T>(
   request: AcquireRequestInput,
   fn: (lease: Lease) => Promise<T>,
+  options: WithLockOptions = {},
 ): Promise<T> {
   const sessionId = acquisitionWorkflowId(request.key, request.requester);
   const answers: SessionNews[] = [];
@@ -32,6 +42,7 @@ export async function withLock<T>(
   });
   const session = await startChild(acquireLock, {
     workflowId: sessionId,
+    ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
     args: [{ ...request, notifyParent: true }],
     staticSummary: `acquire ${request.key} for ${request.requester} (for ${workflowInfo().workflowType})`,
   });

@@ -1,0 +1,111 @@
+import type { WorkflowExecutionInfo } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { FileEscalationStore } from '../activities/escalationStore';
+import { acquisitionWorkflowId } from '../policy/constants';
+import { LockwardenPlugin } from '../worker/lockwardenPlugin';
+import type { SqliteLockService } from '../locks/sqliteLockService';
+import type { ExportActivities, nightlyExport } from './support/userWorkflows';
+import { connectTestEnv, freshSqliteLockService, silentLog, withWorker } from './support/temporalFixture';
+import { freshSqlitePath, unique } from './support/tempFiles';
+import { waitFor } from './support/waitFor';
+
+// lockwarden inside a user's worker (the plugin), and beside it (a separate lockwarden worker).
+const USER_WORKFLOWS = require.resolve('./support/userWorkflows');
+
+describe('lockwarden from your own worker', () => {
+  let env: TestWorkflowEnvironment;
+  let locks: SqliteLockService;
+  let escalations: FileEscalationStore;
+  beforeAll(async () => {
+    env = await connectTestEnv();
+  });
+  afterAll(() => env?.teardown());
+  beforeEach(() => {
+    locks = freshSqliteLockService();
+    escalations = new FileEscalationStore(freshSqlitePath().replace(/\.sqlite$/, '.jsonl'));
+  });
+  afterEach(() => locks.close());
+
+  // The user's activity: records what it wrote, with which token.
+  const exporter = (written: { batch: string; token: string }[]): ExportActivities => ({
+    async exportBatch({ token, batch }) {
+      written.push({ batch, token });
+      return `batch ${batch} written with token ${token}`;
+    },
+  });
+
+  // The sessions of `key` in Temporal's visibility, once it lists `count` of them (it lags a little).
+  const sessionsOf = async (key: string, count: number) => {
+    let sessions: WorkflowExecutionInfo[] = [];
+    await waitFor(`${count} session(s) of ${key} listed`, async () => {
+      sessions = [];
+      const query = `WorkflowType = 'acquireLock' AND LockKey = '${key}'`;
+      for await (const execution of env.client.workflow.list({ query })) sessions.push(execution);
+      return sessions.length === count;
+    });
+    return sessions;
+  };
+
+  const exportOn = (taskQueue: string, key: string, batch: string, lockwardenTaskQueue?: string) =>
+    env.client.workflow.execute<typeof nightlyExport>('nightlyExport', {
+      taskQueue,
+      workflowId: unique(`export-${batch}`),
+      args: [{ key, batch, lockwardenTaskQueue }],
+    });
+
+  it("runs the sessions in the user's worker through the plugin, beside the user's workflows and activities", async () => {
+    const taskQueue = unique('user');
+    const written: { batch: string; token: string }[] = [];
+    const plugin = new LockwardenPlugin({ locks, client: env.client, log: silentLog, escalations });
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowsPath: USER_WORKFLOWS,
+      activities: exporter(written),
+      plugins: [plugin],
+    });
+    const key = unique('billing/nightly-export');
+    const results = await worker.runUntil(
+      Promise.all([exportOn(taskQueue, key, 'a'), exportOn(taskQueue, key, 'b')]),
+    );
+    // One at a time, each with the token the lock service issued it, the later one newer.
+    const tokens = results.map((r) => BigInt(r.token)).sort((x, y) => (x < y ? -1 : 1));
+    expect(tokens).toEqual([1n, 2n]);
+    expect(written.map((w) => w.token).sort()).toEqual(['1', '2']);
+    expect(results.map((r) => r.receipt)).toEqual(
+      expect.arrayContaining(
+        ['batch a written with token', 'batch b written with token'].map(expect.stringContaining),
+      ),
+    );
+    expect(await locks.inspect(key)).toMatchObject({ holder: null, lastToken: '2', waiters: [] });
+    // The sessions ran on the user's own task queue, and the plugin's metrics saw both acquisitions.
+    expect((await sessionsOf(key, 2)).map((s) => s.taskQueue)).toEqual([taskQueue, taskQueue]);
+    const acquired = (await plugin.metrics.acquisitionWait.get()).values.find(
+      (v) => v.metricName === 'lockwarden_acquisition_wait_seconds_count' && v.labels.outcome === 'acquired',
+    );
+    expect(acquired?.value).toBe(2);
+  });
+
+  it('runs the sessions on a separate lockwarden worker when withLock names its task queue', async () => {
+    await withWorker(env, { locks, log: silentLog, escalations }, async (lockwardenQueue) => {
+      const userQueue = unique('user');
+      const written: { batch: string; token: string }[] = [];
+      // The user's worker has no lockwarden plugin and no lockwarden activities.
+      const worker = await Worker.create({
+        connection: env.nativeConnection,
+        taskQueue: userQueue,
+        workflowsPath: USER_WORKFLOWS,
+        activities: exporter(written),
+      });
+      const key = unique('reports');
+      const result = await worker.runUntil(exportOn(userQueue, key, 'c', lockwardenQueue));
+      expect(result.token).toBe('1');
+      expect(written).toEqual([{ batch: 'c', token: '1' }]);
+      const sessions = await sessionsOf(key, 1);
+      expect(sessions.map((s) => s.taskQueue)).toEqual([lockwardenQueue]);
+      expect(sessions[0]!.workflowId.startsWith(acquisitionWorkflowId(key, 'export-c'))).toBe(true);
+      expect(await locks.inspect(key)).toMatchObject({ holder: null, lastToken: '1' });
+    });
+  });
+});

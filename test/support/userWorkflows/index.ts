@@ -1,0 +1,27 @@
+// A user's own workflows module, as in README "Using it from your own worker": a job that needs a
+// lock, written with withLock, and an activity of the user's that writes with the lease's token.
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { withLock } from '../../../workflows/withLock';
+
+/** The user's own activity. */
+export interface ExportActivities {
+  exportBatch(input: { key: string; token: string; batch: string }): Promise<string>;
+}
+
+const { exportBatch } = proxyActivities<ExportActivities>({ startToCloseTimeout: '10 seconds' });
+
+/** Exports one batch under the key's lock; the sessions run on `lockwardenTaskQueue` when given. */
+export async function nightlyExport(input: {
+  key: string;
+  batch: string;
+  lockwardenTaskQueue?: string;
+}): Promise<{ token: string; receipt: string }> {
+  return withLock(
+    { key: input.key, requester: workflowInfo().workflowId },
+    async (lease) => ({
+      token: lease.token,
+      receipt: await exportBatch({ key: input.key, token: lease.token, batch: input.batch }),
+    }),
+    { taskQueue: input.lockwardenTaskQueue },
+  );
+}

@@ -8,6 +8,7 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/ensure-deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+bash scripts/install-test-tools.sh || { echo "0 passed, 1 failed"; exit 1; }
 mkdir -p .data
 server_was_up=0
 bash scripts/temporal-server.sh status >/dev/null 2>&1 && server_was_up=1

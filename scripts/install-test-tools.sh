@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs (Debian packages) the tools the tests drive besides the servers: Chromium, for the
+# Temporal UI tests (through playwright-core, which never downloads a browser of its own), and
+# docker-compose, to validate docker-compose.yml without a Docker engine. Idempotent.
+set -euo pipefail
+
+missing=()
+command -v chromium >/dev/null || missing+=(chromium)
+command -v docker-compose >/dev/null || missing+=(docker-compose)
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+log="${XDG_STATE_HOME:-$HOME/.local/state}/lockwarden/apt-test-tools.log"
+mkdir -p "$(dirname "$log")"
+echo "installing ${missing[*]} (apt-get; output in $log)" >&2
+export DEBIAN_FRONTEND=noninteractive
+sudo=()
+[ "$(id -u)" = 0 ] || sudo=(sudo)
+if ! { "${sudo[@]}" apt-get update -qq && "${sudo[@]}" apt-get install -y -qq "${missing[@]}"; } >"$log" 2>&1; then
+  tail -20 "$log" >&2
+  exit 1
+fi

@@ -1,0 +1,80 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { parse } from 'yaml';
+import { loadWorkerConfig } from '../worker/config';
+
+// docker-compose.yml as `docker-compose config` resolves it (Debian's docker-compose; no engine is
+// needed to validate and resolve a file): what a user deploys to more than one machine.
+const ROOT = path.join(__dirname, '..');
+const run = promisify(execFile);
+
+interface Service {
+  image?: string;
+  build?: unknown;
+  environment?: Record<string, string>;
+  volumes?: string[];
+  command?: string[] | string;
+}
+
+describe('the compose deployment', () => {
+  let services: Record<string, Service>;
+  beforeAll(async () => {
+    const { stdout } = await run('docker-compose', ['-f', 'docker-compose.yml', 'config'], { cwd: ROOT });
+    services = (parse(stdout) as { services: Record<string, Service> }).services;
+  });
+
+  it('runs etcd as a three-member Raft cluster that every worker reaches through all members', () => {
+    const members = ['etcd-1', 'etcd-2', 'etcd-3'];
+    for (const name of members) {
+      const env = services[name]!.environment!;
+      expect(env.ETCD_NAME).toBe(name);
+      expect(env.ETCD_INITIAL_CLUSTER!.split(',').sort()).toEqual(
+        members.map((m) => `${m}=http://${m}:2380`),
+      );
+      expect(env.ETCD_INITIAL_ADVERTISE_PEER_URLS).toBe(`http://${name}:2380`);
+    }
+    const urls = workers().map(([, w]) => w.environment!.LOCK_SERVICE_URL);
+    expect(urls).toEqual(urls.map(() => 'etcd://etcd-1:2379,etcd-2:2379,etcd-3:2379'));
+  });
+
+  it('runs two worker replicas on one task queue, each a valid worker configuration serving /metrics', () => {
+    const replicas = workers();
+    expect(replicas).toHaveLength(2);
+    const configs = replicas.map(([, w]) => loadWorkerConfig(w.environment!));
+    expect(new Set(configs.map((c) => c.taskQueue)).size).toBe(1);
+    expect(configs.map((c) => c.metrics?.host)).toEqual(['0.0.0.0', '0.0.0.0']);
+    // Each replica keeps its own escalation store on the shared volume.
+    expect(new Set(configs.map((c) => c.escalationsFile)).size).toBe(2);
+  });
+
+  it('has Prometheus scrape every worker replica on its metrics port', () => {
+    const mount = services.prometheus!.volumes!.find((v) =>
+      v.endsWith(':/etc/prometheus/prometheus.yml:ro'),
+    )!;
+    const config = parse(fs.readFileSync(mount.split(':')[0]!, 'utf8')) as {
+      scrape_configs: { static_configs: { targets: string[] }[] }[];
+    };
+    const targets = config.scrape_configs.flatMap((c) => c.static_configs.flatMap((s) => s.targets));
+    const expected = workers().map(([name, w]) => `${name}:${w.environment!.METRICS_PORT}`);
+    expect(targets.sort()).toEqual(expected.sort());
+  });
+
+  it('registers every search attribute the sessions upsert, and gives Temporal the dispatch settings', () => {
+    const setup = [services['temporal-setup-search-attributes']!.command].flat().join(' ');
+    const registered = fs
+      .readFileSync(path.join(ROOT, 'scripts', 'search-attributes.txt'), 'utf8')
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#'))
+      .map((l) => l.split('=')[0]!);
+    expect(registered).toHaveLength(4);
+    for (const name of registered) expect(setup).toContain(name);
+    expect(services.temporal!.environment!.DYNAMIC_CONFIG_FILE_PATH).toBeDefined();
+    expect(services.temporal!.volumes!.some((v) => v.includes('compose/temporal-dynamic-config.yaml'))).toBe(
+      true,
+    );
+  });
+
+  const workers = () => Object.entries(services).filter(([name]) => /^worker-\d+$/.test(name));
+});

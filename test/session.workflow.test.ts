@@ -28,6 +28,7 @@ import {
   leaseLost,
   modelClampedThenEscalate,
   modelOverruledByBudget,
+  lockStatusOfQueue,
   releaseLockFenced,
   retryThenAcquire,
   type Scenario,
@@ -288,6 +289,21 @@ describe('acquisition sessions on the dev server', () => {
     expect(seen.lease).toMatchObject({ key: seen.key, holder: 'nightly-job', token: '1' });
     expect(seen.holderAfter).toBeNull();
     expect(seen.sessionOutcome).toMatchObject({ status: 'released' });
+  });
+
+  it("reads a key's holder, token and queue for lockctl status through a workflow on the worker", async () => {
+    const seen = await run(lockStatusOfQueue);
+    expect(seen.status).toMatchObject({
+      backend: 'sqlite',
+      holder: 'owner',
+      token: seen.held.token,
+      lastToken: seen.held.token,
+      queue: [{ place: 1, requester: 'waiter', priority: 0 }],
+    });
+    expect(seen.status.leaseLeftMs).toBeGreaterThan(50_000);
+    expect(seen.status.leaseLeftMs).toBeLessThanOrEqual(60_000);
+    expect(seen.status.queue[0]!.waitingMs).toBeGreaterThanOrEqual(0);
+    expect(seen.status.queue[0]!.ticketLeftMs).toBeGreaterThan(20_000);
   });
 
   it('force-releases through a fenced workflow: a stale token is refused and the holder keeps the lease', async () => {

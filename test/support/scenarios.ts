@@ -22,6 +22,7 @@ import { waitFor } from './waitFor';
 import { NO_EVIDENCE } from '../../policy/postmortem/patchEvidence';
 import { buildTimeline } from '../../policy/postmortem/timeline';
 import type { BriefingResult } from '../../workflows/postmortemBriefing';
+import type { lockStatus } from '../../workflows/lockStatus';
 import { GATES, PAUSED_PAST_LEASE } from './incidents';
 
 /** What a scenario runs against: a worker on `taskQueue`, its lock service and escalation store. */
@@ -508,6 +509,22 @@ export const postmortemTemplate = {
   },
 } satisfies Scenario;
 
+export const lockStatusOfQueue = {
+  name: 'lockStatus-held-and-queued',
+  async run({ client, taskQueue, locks, tag }: ScenarioContext) {
+    const key = `status-${tag}`;
+    const held = await holdOutside(locks, key, 'owner');
+    await locks.tryAcquire({ key, requester: 'waiter', ttlMs: 60_000 });
+    const workflowId = `status/${key}/${tag}`;
+    const status = await client.workflow.execute<typeof lockStatus>('lockStatus', {
+      taskQueue,
+      workflowId,
+      args: [key],
+    });
+    return { histories: { 'lockStatus-held-and-queued': workflowId }, held, status };
+  },
+} satisfies Scenario;
+
 /** The paths whose histories are committed under test/histories and replayed on every run. */
 export const SCENARIOS: Scenario[] = [
   fastPathHoldRelease,
@@ -523,5 +540,6 @@ export const SCENARIOS: Scenario[] = [
   leaseLost,
   withLockHoldLockFor,
   releaseLockFenced,
+  lockStatusOfQueue,
   postmortemTemplate,
 ];

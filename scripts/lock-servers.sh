@@ -4,8 +4,9 @@
 # (/var/lib/lockwarden/servers as root, which the postgres user can reach; else
 # ~/.local/state/lockwarden/servers): any checkout that restarts a server restarts it on the same data. Idempotent: `start` reuses a server that answers.
 #   scripts/lock-servers.sh install
-#   scripts/lock-servers.sh start|stop|restart|status [redis|postgres|etcd ...]   (default: all)
-# `restart` keeps the data directory: tokens must survive it.
+#   scripts/lock-servers.sh start|stop|restart|crash|status [redis|postgres|etcd ...]   (default: all)
+# `restart` keeps the data directory: tokens must survive it. `crash` is a restart after the server
+# dies without a clean shutdown (SIGKILL; PostgreSQL's immediate stop), for the fault campaign.
 set -euo pipefail
 
 if [ "$(id -u)" = 0 ]; then default_data=/var/lib/lockwarden/servers; else default_data="${XDG_STATE_HOME:-$HOME/.local/state}/lockwarden/servers"; fi
@@ -101,6 +102,22 @@ stop_etcd() {
   rm -f "$data/etcd.pid"
 }
 
+# Kills a server as a crash would: no shutdown, no final flush beyond what it already made durable.
+crash_redis() {
+  [ -f "$data/redis.pid" ] && kill -9 "$(cat "$data/redis.pid")" 2>/dev/null || true
+  for _ in $(seq 1 50); do redis_up || return 0; sleep 0.1; done
+}
+crash_postgres() {
+  postgres_up || return 0
+  as_pg "$(pg_bin)/pg_ctl" -D "$data/postgres" -m immediate -w stop >/dev/null
+}
+crash_etcd() {
+  [ -f "$data/etcd.pid" ] || return 0
+  kill -9 "$(cat "$data/etcd.pid")" 2>/dev/null || true
+  for _ in $(seq 1 50); do etcd_up || break; sleep 0.1; done
+  rm -f "$data/etcd.pid"
+}
+
 status_of() { if "${1}_up"; then echo "$1: up"; else echo "$1: down"; return 1; fi; }
 
 cmd="${1:-}"; shift || true
@@ -113,6 +130,7 @@ case "$cmd" in
   start) install; mkdir -p "$data"; for s in "${servers[@]}"; do "start_$s"; done; echo "lock servers up: ${servers[*]}" ;;
   stop) for s in "${servers[@]}"; do "stop_$s"; done ;;
   restart) for s in "${servers[@]}"; do "stop_$s"; "start_$s"; done ;;
+  crash) for s in "${servers[@]}"; do "crash_$s"; "start_$s"; done ;;
   status) rc=0; for s in "${servers[@]}"; do status_of "$s" || rc=1; done; exit $rc ;;
-  *) echo "usage: $0 install | start|stop|restart|status [redis|postgres|etcd ...]" >&2; exit 2 ;;
+  *) echo "usage: $0 install | start|stop|restart|crash|status [redis|postgres|etcd ...]" >&2; exit 2 ;;
 esac

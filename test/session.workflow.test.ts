@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import pino from 'pino';
 import { FileEscalationStore } from '../activities/escalationStore';
@@ -447,6 +448,34 @@ describe('acquisition sessions on the dev server', () => {
       });
       await expect(job).rejects.toThrow(WorkflowFailedError);
       expect((await locks.inspect('bad')).lastToken).toBeNull();
+    });
+  });
+
+  it('withLock fails with LeaseLost when the lease is lost while its function runs, not with a signal error', async () => {
+    await withWorker(env, deps(), async (taskQueue) => {
+      const requester = unique('job');
+      const job = env.client.workflow.execute('holdLockFor', {
+        taskQueue,
+        workflowId: unique('parent'),
+        args: [{ key, requester, ttlMs: 3_000 }, 4_000],
+      });
+      job.catch(() => undefined);
+      const sessionId = acquisitionWorkflowId(key, requester);
+      await waitFor(
+        'the session holding',
+        async () => (await stateOf(env.client, sessionId)).phase === 'holding',
+      );
+      // Another holder takes the key at the lock service: the session's next renewal finds its token.
+      const lease = (await stateOf(env.client, sessionId)).lease!;
+      expect(await locks.release(lease)).toMatchObject({ ok: true });
+      expect((await locks.tryAcquire({ key, requester: 'intruder', ttlMs: 30_000 })).granted).toBe(true);
+      const failure = await job.then(
+        () => null,
+        (error: WorkflowFailedError) => error.cause,
+      );
+      expect(failure).toBeInstanceOf(ApplicationFailure);
+      expect((failure as ApplicationFailure).type).toBe('LeaseLost');
+      expect(await env.client.workflow.getHandle(sessionId).result()).toMatchObject({ status: 'lease-lost' });
     });
   });
 

@@ -67,7 +67,14 @@ export async function withLock<T>(
   try {
     return await fn(first.lease);
   } finally {
-    await session.signal(requestRelease, { key: request.key, holder: request.requester });
+    // A session that lost its lease has ended on its own (and said so): there is nothing to release.
+    if (!answers.some((a) => a.status === 'ended'))
+      await session
+        .signal(requestRelease, { key: request.key, holder: request.requester })
+        .catch((error: unknown) => {
+          // It ended between our check and the signal: its result says how.
+          if (!endedBeforeSignal(error)) throw error;
+        });
     const outcome = await result;
     if (outcome.status === 'lease-lost') {
       // Work done after the loss ran unprotected; fenced writes with this token were refused.
@@ -78,6 +85,11 @@ export async function withLock<T>(
       );
     }
   }
+}
+
+// The failure Temporal answers a signal to a workflow that has already closed.
+function endedBeforeSignal(error: unknown): boolean {
+  return error instanceof ApplicationFailure && error.type === 'ExternalWorkflowExecutionNotFound';
 }
 
 /** Holds a lock for `holdMs` through withLock and returns the lease it held: a job that needs the lock. */

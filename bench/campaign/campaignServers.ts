@@ -1,0 +1,145 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+// The servers a campaign runs on: its own Temporal dev server and its own lock server, on ports and
+// data directories of their own, so a campaign's restarts never touch the servers the test suites
+// use. The fenced PostgreSQL resource lives on the suites' server (scripts/lock-servers.sh), which
+// the campaign never restarts.
+
+const ROOT = path.join(__dirname, '..', '..');
+const SCRIPTS = path.join(ROOT, 'scripts');
+
+export const CAMPAIGN_PORTS = {
+  temporal: 17233,
+  temporalUi: 18233,
+  redis: 26379,
+  postgres: 25432,
+  etcd: 22379,
+};
+
+export type Backend = 'sqlite' | 'redis' | 'postgres' | 'etcd';
+
+/** Where one campaign run keeps its state. */
+export interface CampaignDirs {
+  run: string;
+  temporal: string;
+  /** The lock server's data: where PostgreSQL's own user can reach it when we are root. */
+  servers: string;
+}
+
+export function campaignDirs(tag: string): CampaignDirs {
+  const run = path.join(ROOT, '.data', 'campaign', tag);
+  const stateRoot =
+    process.getuid?.() === 0
+      ? '/var/lib/lockwarden/campaign'
+      : path.join(
+          process.env.XDG_STATE_HOME ?? path.join(os.homedir(), '.local', 'state'),
+          'lockwarden',
+          'campaign',
+        );
+  const dirs = { run, temporal: path.join(run, 'temporal'), servers: path.join(stateRoot, tag) };
+  for (const dir of Object.values(dirs)) fs.mkdirSync(dir, { recursive: true });
+  return dirs;
+}
+
+const sh = (script: string, args: string[], env: Record<string, string> = {}) =>
+  execFileSync('bash', [path.join(SCRIPTS, script), ...args], {
+    stdio: 'pipe',
+    env: { ...process.env, ...env },
+  });
+
+/** The campaign's Temporal dev server: started, crashed (SIGKILL) and started again on its database. */
+export class CampaignTemporal {
+  readonly address = `127.0.0.1:${CAMPAIGN_PORTS.temporal}`;
+  constructor(private readonly dirs: CampaignDirs) {}
+
+  private get env() {
+    return {
+      LOCKWARDEN_DATA_DIR: this.dirs.temporal,
+      TEMPORAL_PORT: String(CAMPAIGN_PORTS.temporal),
+      TEMPORAL_UI_PORT: String(CAMPAIGN_PORTS.temporalUi),
+    };
+  }
+
+  start(): void {
+    sh('temporal-server.sh', ['start'], this.env);
+  }
+
+  /** Kills the server as a crash would, then starts it on the same database file. */
+  crashAndRestart(): void {
+    const pidFile = path.join(this.dirs.temporal, 'temporal.pid');
+    const pid = Number(fs.readFileSync(pidFile, 'utf8'));
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    for (let i = 0; i < 100 && alive(pid); i++) execFileSync('sleep', ['0.1']);
+    fs.rmSync(pidFile, { force: true });
+    this.start();
+  }
+
+  stop(): void {
+    sh('temporal-server.sh', ['stop'], this.env);
+  }
+}
+
+/** The campaign's lock server (none for SQLite: its "server" is the processes that hold the file). */
+export class CampaignLockServer {
+  constructor(
+    readonly backend: Backend,
+    private readonly dirs: CampaignDirs,
+  ) {}
+
+  private get env() {
+    return {
+      LOCKWARDEN_SERVERS_DIR: this.dirs.servers,
+      LOCKWARDEN_REDIS_PORT: String(CAMPAIGN_PORTS.redis),
+      LOCKWARDEN_PG_PORT: String(CAMPAIGN_PORTS.postgres),
+      LOCKWARDEN_ETCD_PORT: String(CAMPAIGN_PORTS.etcd),
+    };
+  }
+
+  get url(): string {
+    switch (this.backend) {
+      case 'sqlite':
+        return `sqlite:${path.join(this.dirs.run, 'locks.sqlite')}`;
+      case 'redis':
+        return `redis://127.0.0.1:${CAMPAIGN_PORTS.redis}`;
+      case 'postgres':
+        return `postgres://lockwarden@127.0.0.1:${CAMPAIGN_PORTS.postgres}/lockwarden`;
+      case 'etcd':
+        return `etcd://127.0.0.1:${CAMPAIGN_PORTS.etcd}`;
+    }
+  }
+
+  start(): void {
+    if (this.backend !== 'sqlite') sh('lock-servers.sh', ['start', this.backend], this.env);
+  }
+
+  /** Crashes the server (SIGKILL; PostgreSQL's immediate stop) and starts it on its data. */
+  crashAndRestart(): void {
+    sh('lock-servers.sh', ['crash', this.backend], this.env);
+  }
+
+  stop(): void {
+    if (this.backend !== 'sqlite') sh('lock-servers.sh', ['stop', this.backend], this.env);
+  }
+}
+
+/** The suites' own PostgreSQL, which holds the campaign's PostgreSQL fenced resource. */
+export function startResourceServer(): string {
+  sh('lock-servers.sh', ['start', 'postgres']);
+  return `postgres://lockwarden@127.0.0.1:${process.env.LOCKWARDEN_PG_PORT ?? 15432}/lockwarden`;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,83 @@
+// One worker process of the fault campaign: lockwarden through its plugin, beside the campaign's own
+// workflow and its fenced-write activity, on a lock service whose answers it journals. The runner
+// starts three, and its nemesis pauses, kills and replaces them.
+import { setTimeout as delay } from 'node:timers/promises';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import pino from 'pino';
+import { FileEscalationStore } from '../../activities/escalationStore';
+import { openLockService } from '../../locks/openLockService';
+import { LockwardenPlugin } from '../../worker/lockwardenPlugin';
+import type { CampaignActivities } from './campaignWorkflows';
+import { journalingLocks } from './journal';
+import { openResources } from './resources';
+
+const env = (name: string): string => {
+  const value = process.env[name];
+  if (!value) throw new Error(`campaign worker: ${name} is not set`);
+  return value;
+};
+
+// Temporal may be down when a worker starts (the nemesis restarts it): try until it answers.
+async function connectWhenUp<T>(connect: () => Promise<T>): Promise<T> {
+  for (let tries = 0; ; tries++) {
+    try {
+      return await connect();
+    } catch (error) {
+      if (tries >= 120) throw error;
+      await delay(500);
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const address = env('TEMPORAL_ADDRESS');
+  const log = pino({ level: 'silent' });
+  const locks = journalingLocks(
+    await openLockService(env('LOCK_SERVICE_URL'), { maxTtlMs: 60_000 }),
+    env('CAMPAIGN_JOURNAL'),
+  );
+  const resources = await openResources({
+    sqlitePath: env('CAMPAIGN_SQLITE_RESOURCE'),
+    postgresUrl: env('CAMPAIGN_POSTGRES_RESOURCE'),
+  });
+  const connection = await connectWhenUp(() => NativeConnection.connect({ address }));
+  const client = new Client({ connection: await connectWhenUp(() => Connection.connect({ address })) });
+  const activities: CampaignActivities = {
+    async fencedWrite({ key, holder, token, seq, workMs }) {
+      await delay(workMs); // the work done under the lock: a pause here makes the write stale
+      const result = await resources.write({ key, token, holder, seq });
+      return result.accepted
+        ? { accepted: true, token }
+        : { accepted: false, token, newestToken: result.newestToken };
+    },
+  };
+  const worker = await Worker.create({
+    connection,
+    taskQueue: env('CAMPAIGN_TASK_QUEUE'),
+    workflowBundle: { codePath: env('CAMPAIGN_BUNDLE') },
+    activities,
+    plugins: [
+      new LockwardenPlugin({
+        locks,
+        client,
+        log,
+        escalations: new FileEscalationStore(env('CAMPAIGN_ESCALATIONS')),
+      }),
+    ],
+  });
+  process.once('SIGTERM', () => worker.shutdown());
+  try {
+    await worker.run();
+  } finally {
+    await resources.close();
+    await locks.close();
+    await connection.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.stack : error);
+  process.exit(1);
+});

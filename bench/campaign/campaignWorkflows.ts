@@ -1,0 +1,53 @@
+// The campaign's workload, bundled with lockwarden's workflows by its plugin: each session takes the
+// key's lock through withLock, does some work, and writes one record through a fenced resource.
+import { proxyActivities } from '@temporalio/workflow';
+import { withLock } from '../../workflows/withLock';
+
+/** What the write activity reports: accepted, or refused because a newer token has written. */
+export type CampaignWriteResult =
+  { accepted: true; token: string } | { accepted: false; token: string; newestToken: string };
+
+/** The campaign worker's own activity. */
+export interface CampaignActivities {
+  fencedWrite(input: {
+    key: string;
+    holder: string;
+    token: string;
+    seq: number;
+    workMs: number;
+  }): Promise<CampaignWriteResult>;
+}
+
+const { fencedWrite } = proxyActivities<CampaignActivities>({
+  // Longer than any pause the nemesis makes: a paused holder resumes and writes with its old token.
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
+});
+
+/** One session of the campaign: lock, work, write a record with the lease's token, release. */
+export async function campaignWrite(input: {
+  key: string;
+  requester: string;
+  seq: number;
+  ttlMs: number;
+  workMs: number;
+}): Promise<CampaignWriteResult> {
+  return withLock(
+    {
+      key: input.key,
+      requester: input.requester,
+      ttlMs: input.ttlMs,
+      // Waits end, one way or another: a wait that outlasts this is abandoned, not left hanging.
+      budget: { maxRetries: 1_000, maxTotalWaitMs: 180_000, maxBackoffMs: 2_000, baseBackoffMs: 50 },
+      escalationTimeoutMs: 2_000,
+    },
+    (lease) =>
+      fencedWrite({
+        key: input.key,
+        holder: input.requester,
+        token: lease.token,
+        seq: input.seq,
+        workMs: input.workMs,
+      }),
+  );
+}

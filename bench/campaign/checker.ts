@@ -1,0 +1,224 @@
+// The fault campaign's checker: pure, run on what the campaign recorded. It holds the fenced
+// resources' write logs, the lock service's journaled grants, renewals and releases, the nemesis's
+// faults and the sessions' outcomes to what lockwarden claims, and counts each way they fall short.
+
+import type { FencedWriteAttempt } from '../../locks/fencedResource';
+import type { JournalEntry } from './journal';
+
+/** A fault the nemesis injected, at the host's clock. */
+export interface Fault {
+  kind: 'pause' | 'kill' | 'lock-server-restart' | 'temporal-restart';
+  at: number;
+  detail: string;
+}
+
+/** How one campaign session (a `campaignWrite` workflow) ended, as its caller saw it. */
+export type SessionOutcome =
+  'wrote' | 'lease-lost' | 'not-acquired' | 'write-refused' | 'failed-otherwise' | 'lost';
+
+/** Everything the checker reads. */
+export interface CampaignRecordings {
+  /** Each key's fenced-write attempts, in the resource's commit order. */
+  writes: Record<string, FencedWriteAttempt[]>;
+  journal: JournalEntry[];
+  faults: Fault[];
+  /** Outcome of every campaign session the driver started, by workflow id. */
+  sessions: Record<string, SessionOutcome>;
+  /** Runs per lock-session workflow id (continued runs not counted), from Temporal's visibility. */
+  runsPerSessionId: Record<string, number>;
+  /** Slack allowed when comparing lease times (etcd's are the worker's estimates). */
+  clockToleranceMs: number;
+}
+
+export const VIOLATION_KINDS = [
+  'stale-write-accepted',
+  'refusal-without-newer-token',
+  'overlapping-leases',
+  'token-not-increasing',
+  'token-reused',
+  'token-fell-after-restart',
+  'session-without-outcome',
+  'duplicate-session-run',
+] as const;
+export type ViolationKind = (typeof VIOLATION_KINDS)[number];
+
+export interface CampaignReport {
+  writes: {
+    attempted: number;
+    accepted: number;
+    refusedAsStale: number;
+    repeatsWithSameToken: number;
+    lateButFenced: number;
+  };
+  leases: { granted: number; keys: number; grantsNotJournaled: number; restartsCrossed: number };
+  faults: Record<Fault['kind'], number>;
+  sessions: Record<SessionOutcome, number>;
+  violations: Record<ViolationKind, number>;
+  /** A few examples of each violation, for a person to start from. */
+  examples: Partial<Record<ViolationKind, string[]>>;
+}
+
+interface Lease {
+  key: string;
+  holder: string;
+  token: bigint;
+  grantedAt: number;
+  /** The latest deadline the service gave it (grant or renewal). */
+  leaseUntil: number;
+  releasedAt: number | null;
+}
+
+export function checkCampaign(r: CampaignRecordings): CampaignReport {
+  const violations = Object.fromEntries(VIOLATION_KINDS.map((k) => [k, 0])) as Record<ViolationKind, number>;
+  const examples: CampaignReport['examples'] = {};
+  const flag = (kind: ViolationKind, example: string) => {
+    violations[kind]++;
+    const list = (examples[kind] ??= []);
+    if (list.length < 5) list.push(example);
+  };
+
+  const leases = leasesOf(r.journal, flag);
+  const writes = checkWrites(r.writes, leases, flag);
+  const restartsCrossed = checkLeases(leases, r, flag);
+
+  const journaledTokens = new Set([...leases.values()].flat().map((l) => `${l.key}#${l.token}`));
+  const writtenTokens = new Set(
+    Object.entries(r.writes).flatMap(([key, attempts]) => attempts.map((a) => `${key}#${BigInt(a.token)}`)),
+  );
+  const grantsNotJournaled = [...writtenTokens].filter((t) => !journaledTokens.has(t)).length;
+
+  const sessions: Record<SessionOutcome, number> = {
+    wrote: 0,
+    'write-refused': 0,
+    'lease-lost': 0,
+    'not-acquired': 0,
+    'failed-otherwise': 0,
+    lost: 0,
+  };
+  for (const [id, outcome] of Object.entries(r.sessions)) {
+    sessions[outcome]++;
+    if (outcome === 'lost' || outcome === 'failed-otherwise')
+      flag('session-without-outcome', `${id}: ${outcome}`);
+  }
+  for (const [id, runs] of Object.entries(r.runsPerSessionId))
+    if (runs !== 1) flag('duplicate-session-run', `${id}: ${runs} runs`);
+
+  const faults = { pause: 0, kill: 0, 'lock-server-restart': 0, 'temporal-restart': 0 };
+  for (const fault of r.faults) faults[fault.kind]++;
+
+  return {
+    writes,
+    leases: {
+      granted: [...leases.values()].reduce((n, list) => n + list.length, 0),
+      keys: leases.size,
+      grantsNotJournaled,
+      restartsCrossed,
+    },
+    faults,
+    sessions,
+    violations,
+    examples,
+  };
+}
+
+// Each key's leases in token order, one per token; a token granted to two holders is a violation.
+function leasesOf(
+  journal: JournalEntry[],
+  flag: (k: ViolationKind, e: string) => void,
+): Map<string, Lease[]> {
+  const byToken = new Map<string, Lease>();
+  for (const entry of journal) {
+    const id = `${entry.key}#${entry.token}`;
+    const known = byToken.get(id);
+    if (known && known.holder !== entry.holder) {
+      flag('token-reused', `${entry.key}: token ${entry.token} held by ${known.holder} and ${entry.holder}`);
+      continue;
+    }
+    if (entry.op === 'grant') {
+      if (!known)
+        byToken.set(id, {
+          key: entry.key,
+          holder: entry.holder,
+          token: BigInt(entry.token),
+          grantedAt: entry.grantedAt,
+          leaseUntil: entry.leaseUntil,
+          releasedAt: null,
+        });
+      else known.leaseUntil = Math.max(known.leaseUntil, entry.leaseUntil);
+    } else if (known && entry.op === 'renew') known.leaseUntil = Math.max(known.leaseUntil, entry.leaseUntil);
+    else if (known && entry.op === 'release') known.releasedAt = entry.at;
+  }
+  const byKey = new Map<string, Lease[]>();
+  for (const lease of byToken.values()) byKey.set(lease.key, [...(byKey.get(lease.key) ?? []), lease]);
+  for (const list of byKey.values()) list.sort((a, b) => (a.token < b.token ? -1 : 1));
+  return byKey;
+}
+
+// Tokens rise with grant time, across restarts, and no lease starts before the previous one ended.
+function checkLeases(
+  byKey: Map<string, Lease[]>,
+  r: CampaignRecordings,
+  flag: (k: ViolationKind, e: string) => void,
+): number {
+  let restartsCrossed = 0;
+  const restarts = r.faults.filter((f) => f.kind === 'lock-server-restart').map((f) => f.at);
+  for (const [key, leases] of byKey) {
+    for (let i = 1; i < leases.length; i++) {
+      const [previous, next] = [leases[i - 1]!, leases[i]!];
+      if (next.grantedAt + r.clockToleranceMs < previous.grantedAt)
+        flag('token-not-increasing', `${key}: token ${next.token} granted before token ${previous.token}`);
+      const previousEnd = Math.min(previous.releasedAt ?? Number.POSITIVE_INFINITY, previous.leaseUntil);
+      if (next.grantedAt + r.clockToleranceMs < previousEnd)
+        flag(
+          'overlapping-leases',
+          `${key}: token ${next.token} granted at ${next.grantedAt}, ${previousEnd - next.grantedAt} ms before token ${previous.token} ended`,
+        );
+    }
+    for (const at of restarts) {
+      const before = leases.filter((l) => l.grantedAt < at);
+      const after = leases.filter((l) => l.grantedAt >= at);
+      if (!before.length || !after.length) continue;
+      restartsCrossed++;
+      const newestBefore = before.reduce((m, l) => (l.token > m ? l.token : m), 0n);
+      const oldestAfter = after.reduce((m, l) => (l.token < m ? l.token : m), after[0]!.token);
+      if (oldestAfter <= newestBefore)
+        flag(
+          'token-fell-after-restart',
+          `${key}: token ${oldestAfter} granted after a restart that followed token ${newestBefore}`,
+        );
+    }
+  }
+  return restartsCrossed;
+}
+
+// Per key, in commit order: an accepted token never below one accepted before it; a refusal names a
+// newer token. An accepted write whose token had already been superseded by a newer grant (which had
+// not written yet) is late but fenced: allowed, and counted.
+function checkWrites(
+  writes: Record<string, FencedWriteAttempt[]>,
+  leases: Map<string, Lease[]>,
+  flag: (k: ViolationKind, e: string) => void,
+): CampaignReport['writes'] {
+  const figures = { attempted: 0, accepted: 0, refusedAsStale: 0, repeatsWithSameToken: 0, lateButFenced: 0 };
+  for (const [key, attempts] of Object.entries(writes)) {
+    let newest: bigint | null = null;
+    const grants = leases.get(key) ?? [];
+    for (const attempt of attempts) {
+      figures.attempted++;
+      const token = BigInt(attempt.token);
+      if (!attempt.accepted) {
+        figures.refusedAsStale++;
+        if (!(BigInt(attempt.newestToken) > token))
+          flag('refusal-without-newer-token', `${key}: token ${token} refused naming ${attempt.newestToken}`);
+        continue;
+      }
+      figures.accepted++;
+      if (newest !== null && token < newest)
+        flag('stale-write-accepted', `${key}: token ${token} accepted after token ${newest}`);
+      if (newest !== null && token === newest) figures.repeatsWithSameToken++;
+      if (grants.some((g) => g.token > token && g.grantedAt < attempt.at)) figures.lateButFenced++;
+      if (newest === null || token > newest) newest = token;
+    }
+  }
+  return figures;
+}

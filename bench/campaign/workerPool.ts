@@ -1,0 +1,84 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+
+/** How each campaign worker is started: its environment, its journal file comes from the pool. */
+export interface WorkerPoolOptions {
+  size: number;
+  runDir: string;
+  env: Record<string, string>;
+}
+
+/**
+ * The campaign's worker processes: started, paused (SIGSTOP, then SIGCONT), killed (SIGKILL) and
+ * replaced. Each process journals the lock service's answers to a file of its own.
+ */
+export class WorkerPool {
+  private readonly workers: (ChildProcess | null)[];
+  private spawned = 0;
+  readonly journals: string[] = [];
+
+  constructor(private readonly options: WorkerPoolOptions) {
+    this.workers = Array.from({ length: options.size }, () => null);
+  }
+
+  get size(): number {
+    return this.workers.length;
+  }
+
+  startAll(): void {
+    for (let i = 0; i < this.workers.length; i++) this.start(i);
+  }
+
+  /** Stops (SIGSTOP) worker `i` for `ms`, then lets it go on (SIGCONT). */
+  async pause(i: number, ms: number): Promise<void> {
+    const worker = this.workers[i];
+    if (!worker?.pid) return;
+    worker.kill('SIGSTOP');
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    worker.kill('SIGCONT');
+  }
+
+  /** Kills worker `i` with SIGKILL and starts a new process in its place. */
+  async kill(i: number): Promise<void> {
+    await this.killOnly(i);
+    this.start(i);
+  }
+
+  /** Kills every worker at once, then starts them all again (the embedded SQLite service's restart). */
+  async killAll(): Promise<void> {
+    await Promise.all(this.workers.map((_, i) => this.killOnly(i)));
+    this.startAll();
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all(
+      this.workers.map(async (worker) => {
+        if (!worker || worker.exitCode !== null || worker.signalCode !== null) return;
+        const exited = new Promise((resolve) => worker.once('exit', resolve));
+        worker.kill('SIGCONT');
+        worker.kill('SIGTERM');
+        const timer = setTimeout(() => worker.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }),
+    );
+  }
+
+  private start(i: number): void {
+    const journal = path.join(this.options.runDir, `journal-${++this.spawned}.jsonl`);
+    this.journals.push(journal);
+    const worker = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'campaignWorker.ts')], {
+      env: { ...process.env, ...this.options.env, CAMPAIGN_JOURNAL: journal },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    this.workers[i] = worker;
+  }
+
+  private async killOnly(i: number): Promise<void> {
+    const worker = this.workers[i];
+    if (!worker || worker.exitCode !== null || worker.signalCode !== null) return;
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    worker.kill('SIGKILL');
+    await exited;
+  }
+}

@@ -1,0 +1,293 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import {
+  Client,
+  Connection,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  WorkflowIdConflictPolicy,
+  WorkflowIdReusePolicy,
+} from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { FAILURE_TYPES } from '../policy/errors';
+import { withLockwardenWorkflows } from '../worker/lockwardenPlugin';
+import {
+  type Backend,
+  CampaignLockServer,
+  CampaignTemporal,
+  campaignDirs,
+  startResourceServer,
+} from './campaign/campaignServers';
+import type { CampaignWriteResult, campaignWrite } from './campaign/campaignWorkflows';
+import { checkCampaign, type SessionOutcome, VIOLATION_KINDS } from './campaign/checker';
+import { readJournals } from './campaign/journal';
+import { Nemesis, seededRandom } from './campaign/nemesis';
+import { openResources } from './campaign/resources';
+import { WorkerPool } from './campaign/workerPool';
+
+// A fault campaign: many sessions take a few keys' locks and write through fenced resources, while a
+// seeded nemesis pauses and kills workers and crashes the lock server and the Temporal dev server.
+// A checker then holds what was recorded to lockwarden's claims and counts every violation.
+//   npx tsx bench/faultCampaign.ts --backend <sqlite|redis|postgres|etcd> --writes N --seed S [--short]
+
+const BACKENDS = ['sqlite', 'redis', 'postgres', 'etcd'] as const;
+const positive = (value: string) => {
+  if (!/^\d+$/.test(value) || Number(value) < 1)
+    throw new InvalidArgumentError('expected a positive whole number');
+  return Number(value);
+};
+const options = new Command('faultCampaign')
+  .addOption(new Option('--backend <name>', 'lock service').choices(BACKENDS).default('sqlite'))
+  .option('--writes <n>', 'fenced writes to attempt, at least', positive, 10_000)
+  .option('--seed <n>', 'seed of the fault schedule and the workload', positive, 1)
+  .option('--short', 'one fault of each kind, early (the CI run)', false)
+  .option('--keys <n>', 'lock keys, half on each fenced resource', positive, 6)
+  .option('--concurrency <n>', 'sessions in flight', positive, 24)
+  .parse()
+  .opts<{
+    backend: Backend;
+    writes: number;
+    seed: number;
+    short: boolean;
+    keys: number;
+    concurrency: number;
+  }>();
+
+const TTL_MS = 3_000;
+const TASK_QUEUE = 'campaign';
+/** How long a session may take to reach an outcome once the campaign stops starting new ones. */
+const DRAIN_MS = 5 * 60_000;
+// etcd's lease times are the worker's estimates of etcd's decisions (README, Lock services).
+const CLOCK_TOLERANCE_MS = { sqlite: 0, redis: 0, postgres: 0, etcd: 1_500 } as const;
+
+const say = (line: string) => console.log(`[campaign ${options.backend}] ${line}`);
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  const tag = `${options.backend}-seed${options.seed}-${new Date(started).toISOString().replace(/[:.]/g, '-')}`;
+  const dirs = campaignDirs(tag);
+  const random = seededRandom(options.seed);
+  say(
+    `seed ${options.seed}, ${options.writes} writes, ${options.keys} keys, state in ${path.relative(process.cwd(), dirs.run)}`,
+  );
+
+  const temporal = new CampaignTemporal(dirs);
+  const lockServer = new CampaignLockServer(options.backend, dirs);
+  const resourceTargets = {
+    sqlitePath: path.join(dirs.run, 'resource.sqlite'),
+    postgresUrl: startResourceServer(),
+  };
+  temporal.start();
+  lockServer.start();
+  const resources = await openResources(resourceTargets);
+  const bundlePath = path.join(dirs.run, 'workflow-bundle.js');
+  const bundle = await bundleWorkflowCode({
+    workflowsPath: withLockwardenWorkflows(require.resolve('./campaign/campaignWorkflows')),
+    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error },
+  });
+  fs.writeFileSync(bundlePath, bundle.code);
+
+  const pool = new WorkerPool({
+    size: 3,
+    runDir: dirs.run,
+    env: {
+      TEMPORAL_ADDRESS: temporal.address,
+      LOCK_SERVICE_URL: lockServer.url,
+      CAMPAIGN_TASK_QUEUE: TASK_QUEUE,
+      CAMPAIGN_BUNDLE: bundlePath,
+      CAMPAIGN_SQLITE_RESOURCE: resourceTargets.sqlitePath,
+      CAMPAIGN_POSTGRES_RESOURCE: resourceTargets.postgresUrl,
+      CAMPAIGN_ESCALATIONS: path.join(dirs.run, 'escalations.jsonl'),
+    },
+  });
+  pool.startAll();
+  const client = new Client({ connection: await Connection.connect({ address: temporal.address }) });
+  const nemesis = new Nemesis(
+    random,
+    {
+      workers: pool.size,
+      pauseWorker: (i, ms) => pool.pause(i, ms),
+      killWorker: (i) => pool.kill(i),
+      async restartLockServer() {
+        if (options.backend === 'sqlite') {
+          await pool.killAll();
+          return 'SIGKILL every worker holding the SQLite file open, three new ones started';
+        }
+        lockServer.crashAndRestart();
+        return `${options.backend} crashed and restarted on its data`;
+      },
+      restartTemporal: async () => temporal.crashAndRestart(),
+    },
+    options.short
+      ? { gapMs: [3_000, 5_000], pauseMs: [TTL_MS + 1_000, TTL_MS + 2_500] }
+      : { gapMs: [5_000, 12_000], pauseMs: [TTL_MS + 1_000, TTL_MS + 4_000] },
+    say,
+  );
+
+  const keys = Array.from(
+    { length: options.keys },
+    (_, i) => `c${options.seed}-k${i}${i % 2 ? '-pg' : ''}-${started}`,
+  );
+  const outcomes: Record<string, SessionOutcome> = {};
+  const attempted = async () =>
+    (await Promise.all(keys.map((k) => resources.attempts(k)))).reduce((n, list) => n + list.length, 0);
+
+  try {
+    await delay(3_000); // workers up
+    nemesis.start();
+    let seq = 0;
+    const inflight = new Set<Promise<void>>();
+    const launch = () => {
+      const n = seq++;
+      const id = `campaign/${tag}/${n}`;
+      const session = runSession(client, id, {
+        key: keys[n % keys.length]!,
+        requester: `w${n}`,
+        seq: n,
+        ttlMs: TTL_MS,
+        workMs: 20 + Math.floor(random() * 130),
+      }).then((outcome) => {
+        outcomes[id] = outcome;
+        inflight.delete(session);
+      });
+      inflight.add(session);
+    };
+    // Start sessions until enough writes were attempted (and, in a short run, every fault happened).
+    let lastReport = Date.now();
+    for (;;) {
+      const enough = (await attempted()) >= options.writes && (!options.short || nemesis.coveredAllKinds);
+      if (enough) break;
+      while (inflight.size < options.concurrency) launch();
+      await Promise.race([...inflight, delay(1_000)]);
+      if (Date.now() - lastReport > 15_000) {
+        say(
+          `${await attempted()} writes attempted, ${seq} sessions started, ${nemesis.faults.length} faults`,
+        );
+        lastReport = Date.now();
+      }
+    }
+    await nemesis.stop();
+    say(`${seq} sessions started; waiting for the ${inflight.size} in flight to end`);
+    const drained = await Promise.race([
+      Promise.all(inflight).then(() => true),
+      delay(DRAIN_MS).then(() => false),
+    ]);
+    if (!drained) say(`${inflight.size} sessions still without an outcome after ${DRAIN_MS / 1000} s`);
+    for (let n = 0; n < seq; n++) outcomes[`campaign/${tag}/${n}`] ??= 'lost';
+
+    const writes = Object.fromEntries(
+      await Promise.all(keys.map(async (k) => [k, await resources.attempts(k)] as const)),
+    );
+    const report = checkCampaign({
+      writes,
+      journal: readJournals(pool.journals),
+      faults: nemesis.faults,
+      sessions: outcomes,
+      runsPerSessionId: await runsPerSessionId(client),
+      clockToleranceMs: CLOCK_TOLERANCE_MS[options.backend],
+    });
+    const elapsedS = Math.round((Date.now() - started) / 1000);
+    const lines = [
+      `backend ${options.backend}, seed ${options.seed}, ${elapsedS} s`,
+      `writes: ${report.writes.attempted} attempted, ${report.writes.accepted} accepted, ${report.writes.refusedAsStale} refused as stale` +
+        ` (${report.writes.lateButFenced} accepted late but fenced, ${report.writes.repeatsWithSameToken} repeats with the same token)`,
+      `faults: ${Object.entries(report.faults)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ')}`,
+      `sessions: ${Object.entries(report.sessions)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ')}`,
+      `leases: ${report.leases.granted} granted on ${report.leases.keys} keys, ${report.leases.restartsCrossed} key(s) across lock-server restarts, ${report.leases.grantsNotJournaled} written but not journaled`,
+      `violations: ${VIOLATION_KINDS.map((k) => `${k} ${report.violations[k]}`).join(', ')}`,
+    ];
+    for (const line of lines) say(line);
+    for (const [kind, examples] of Object.entries(report.examples))
+      for (const example of examples) say(`  ${kind}: ${example}`);
+    const total = Object.values(report.violations).reduce((a, b) => a + b, 0);
+    const missing = options.short && !nemesis.coveredAllKinds ? 1 : 0;
+    say(
+      total === 0 && !missing
+        ? `PASS: 0 violations (replay with --seed ${options.seed})`
+        : `FAIL: ${total} violation(s)`,
+    );
+    fs.writeFileSync(
+      path.join(dirs.run, 'report.json'),
+      JSON.stringify({ options, elapsedS, report, faults: nemesis.faults }, null, 2),
+    );
+    return total + missing === 0 ? 0 : 1;
+  } finally {
+    await nemesis.stop();
+    await pool.stopAll();
+    await resources.close();
+    await client.connection.close();
+    temporal.stop();
+    lockServer.stop();
+  }
+}
+
+/** Runs one campaign session to a definite outcome, riding out Temporal's restarts. */
+async function runSession(
+  client: Client,
+  workflowId: string,
+  input: Parameters<typeof campaignWrite>[0],
+): Promise<SessionOutcome> {
+  const deadline = Date.now() + DRAIN_MS + 10 * 60_000;
+  await untilAnswered(deadline, async () => {
+    try {
+      await client.workflow.start<typeof campaignWrite>('campaignWrite', {
+        taskQueue: TASK_QUEUE,
+        workflowId,
+        args: [input],
+        workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      });
+    } catch (error) {
+      // An earlier try reached the server before its answer was lost: the session is started.
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
+  });
+  return untilAnswered(deadline, async () => {
+    try {
+      const result: CampaignWriteResult = await client.workflow.getHandle(workflowId).result();
+      return result.accepted ? 'wrote' : 'write-refused';
+    } catch (error) {
+      if (!(error instanceof WorkflowFailedError)) throw error;
+      const cause = error.cause instanceof ApplicationFailure ? error.cause.type : null;
+      if (cause === FAILURE_TYPES.leaseLost) return 'lease-lost';
+      if (cause === FAILURE_TYPES.lockNotAcquired) return 'not-acquired';
+      return 'failed-otherwise';
+    }
+  }).catch(() => 'lost' as const);
+}
+
+// Retries a call that fails because Temporal is down (or restarting) until it answers or `deadline`.
+async function untilAnswered<T>(deadline: number, call: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await call();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await delay(500);
+    }
+  }
+}
+
+/** Runs per lock-session workflow id in the campaign's Temporal; a continued run is one session. */
+async function runsPerSessionId(client: Client): Promise<Record<string, number>> {
+  const runs: Record<string, number> = {};
+  const query = `WorkflowType = 'acquireLock' AND ExecutionStatus != 'ContinuedAsNew'`;
+  for await (const execution of client.workflow.list({ query }))
+    runs[execution.workflowId] = (runs[execution.workflowId] ?? 0) + 1;
+  return runs;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -71,6 +71,9 @@ export class PostgresLockService implements LockService {
   /** Connects and runs the schema migrations before the first operation. */
   static async open(options: PostgresLockServiceOptions): Promise<PostgresLockService> {
     const pool = new Pool({ connectionString: options.connectionString, max: options.poolSize ?? 4 });
+    // An idle connection the server dropped (a restart, a failover) is reported here; without a
+    // listener it would crash the worker. The pool discards it and the next query connects anew.
+    pool.on('error', () => undefined);
     const service = new PostgresLockService(pool, options);
     service.ready = migratePostgres(pool);
     await service.ready;

@@ -225,6 +225,20 @@ describe.each(backendHarnesses())('lock service contract on $name', (harness) =>
     expect((await locks.inspect(key)).lastToken).toBe(after.token);
   });
 
+  it(`[${harness.name}] answers again after its server restarts under open connections, holding what it held`, async () => {
+    const held = granted(await acquire('a')); // the client now keeps an idle connection open
+    harness.restartServer();
+    // Calls may fail while the client connects anew; the process must not crash, and the lease stays.
+    let seen: AcquireAttempt | undefined;
+    for (let tries = 0; tries < 100 && !seen; tries++)
+      seen = await acquire('b').catch(async () => {
+        await delay(100);
+        return undefined;
+      });
+    expect(denied(seen!)).toMatchObject({ holder: 'a' });
+    expect(await locks.release(held)).toMatchObject({ ok: true });
+  });
+
   it(`[${harness.name}] survives 16 clients x 200 attempts on 4 keys: one holder at a time, tokens unique and rising, fenced writes in token order`, async () => {
     const report = await runStress(locks, { clients: 16, attemptsPerClient: 200, keys: 4 });
     console.log(`[${harness.name}] stress: ${report.summary}`);

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -127,6 +128,31 @@ export class CampaignLockServer {
   stop(): void {
     if (this.backend !== 'sqlite') sh('lock-servers.sh', ['stop', this.backend], this.env);
   }
+}
+
+/**
+ * Refuses to run beside a server already on one of the campaign's ports: a campaign crashes and
+ * restarts its servers, so it must own them (another campaign's leftovers would be restarted blind).
+ */
+export async function assertCampaignPortsFree(backend: Backend): Promise<void> {
+  const ports = [CAMPAIGN_PORTS.temporal, CAMPAIGN_PORTS.temporalUi];
+  if (backend !== 'sqlite') ports.push(CAMPAIGN_PORTS[backend]);
+  for (const port of ports)
+    if (await listening(port))
+      throw new Error(
+        `port ${port} is taken: a campaign starts its own servers there; stop whatever listens on it first`,
+      );
+}
+
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host: '127.0.0.1' });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 }
 
 /** The suites' own PostgreSQL, which holds the campaign's PostgreSQL fenced resource. */

@@ -45,12 +45,15 @@ async function main(): Promise<void> {
   const connection = await connectWhenUp(() => NativeConnection.connect({ address }));
   const client = new Client({ connection: await connectWhenUp(() => Connection.connect({ address })) });
   const activities: CampaignActivities = {
-    async fencedWrite({ key, holder, token, seq, workMs }) {
-      await delay(workMs); // the work done under the lock: a pause here makes the write stale
-      const result = await resources.write({ key, token, holder, seq });
-      return result.accepted
-        ? { accepted: true, token }
-        : { accepted: false, token, newestToken: result.newestToken };
+    // The work done under the lock, record by record: a pause anywhere here makes the next write stale.
+    async fencedWrite({ key, holder, token, records, workMs }) {
+      for (let seq = 0; seq < records; seq++) {
+        await delay(workMs);
+        const result = await resources.write({ key, token, holder, seq });
+        if (!result.accepted)
+          return { accepted: false, token, written: seq, newestToken: result.newestToken };
+      }
+      return { accepted: true, token, written: records };
     },
   };
   const worker = await Worker.create({

@@ -13,7 +13,7 @@ export interface CampaignActivities {
     key: string;
     holder: string;
     token: string;
-    seq: number;
+    records: number;
     workMs: number;
   }): Promise<CampaignWriteResult>;
 }
@@ -24,11 +24,11 @@ const { fencedWrite } = proxyActivities<CampaignActivities>({
   retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
 });
 
-/** One session of the campaign: lock, work, write a record with the lease's token, release. */
+/** One session of the campaign: lock, then work and write `records` records with the lease's token, release. */
 export async function campaignWrite(input: {
   key: string;
   requester: string;
-  seq: number;
+  records: number;
   ttlMs: number;
   workMs: number;
 }): Promise<CampaignWriteResult> {
@@ -46,7 +46,7 @@ export async function campaignWrite(input: {
         key: input.key,
         holder: input.requester,
         token: lease.token,
-        seq: input.seq,
+        records: input.records,
         workMs: input.workMs,
       }),
   );

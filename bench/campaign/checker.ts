@@ -28,6 +28,8 @@ export interface CampaignRecordings {
   runsPerSessionId: Record<string, number>;
   /** Slack allowed when comparing lease times (etcd's are the worker's estimates). */
   clockToleranceMs: number;
+  /** Worker processes that exited without being told to (a crash is a bug, whatever the faults). */
+  workerCrashes: string[];
 }
 
 export const VIOLATION_KINDS = [
@@ -39,6 +41,7 @@ export const VIOLATION_KINDS = [
   'token-fell-after-restart',
   'session-without-outcome',
   'duplicate-session-run',
+  'worker-crashed',
 ] as const;
 export type ViolationKind = (typeof VIOLATION_KINDS)[number];
 
@@ -102,6 +105,7 @@ export function checkCampaign(r: CampaignRecordings): CampaignReport {
   }
   for (const [id, runs] of Object.entries(r.runsPerSessionId))
     if (runs !== 1) flag('duplicate-session-run', `${id}: ${runs} runs`);
+  for (const crash of r.workerCrashes) flag('worker-crashed', crash);
 
   const faults = { pause: 0, kill: 0, 'lock-server-restart': 0, 'temporal-restart': 0 };
   for (const fault of r.faults) faults[fault.kind]++;

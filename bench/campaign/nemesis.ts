@@ -39,13 +39,16 @@ export const FAULT_KINDS: Fault['kind'][] = ['pause', 'kill', 'lock-server-resta
  */
 export class Nemesis {
   readonly faults: Fault[] = [];
+  /** Why the nemesis stopped on its own: a fault it could not inject (the campaign then fails). */
+  error: Error | undefined;
   private stopped = false;
   private running: Promise<void> | undefined;
 
   constructor(
     private readonly random: () => number,
     private readonly targets: FaultTargets,
-    private readonly timing: { gapMs: [number, number]; pauseMs: [number, number] },
+    /** Gaps between faults, pause lengths, and how many rounds of the four kinds to inject. */
+    private readonly timing: { gapMs: [number, number]; pauseMs: [number, number]; rounds: number },
     private readonly say: (line: string) => void,
   ) {}
 
@@ -55,7 +58,10 @@ export class Nemesis {
   }
 
   start(): void {
-    this.running = this.run();
+    this.running = this.run().catch((error: unknown) => {
+      this.error = error instanceof Error ? error : new Error(String(error));
+      this.stopped = true;
+    });
   }
 
   async stop(): Promise<void> {
@@ -68,7 +74,7 @@ export class Nemesis {
   }
 
   private async run(): Promise<void> {
-    while (!this.stopped) {
+    for (let round = 0; round < this.timing.rounds && !this.stopped; round++) {
       const round = shuffled(FAULT_KINDS, this.random);
       for (const kind of round) {
         await this.sleepUnlessStopped(this.between(this.timing.gapMs));

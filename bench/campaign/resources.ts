@@ -32,6 +32,7 @@ export async function openResources(targets: ResourceTargets) {
     'INSERT INTO campaign_records (key, token, holder, seq) VALUES (?, ?, ?, ?)',
   );
   const pool = new Pool({ connectionString: targets.postgresUrl, max: 4 });
+  pool.on('error', () => undefined); // a dropped idle connection: the next query connects anew
   const postgres = await PostgresFencedResource.open(pool);
   await pool.query(
     'CREATE TABLE IF NOT EXISTS campaign_records (key text, token numeric, holder text, seq integer)',

@@ -14,8 +14,12 @@ export interface WorkerPoolOptions {
  */
 export class WorkerPool {
   private readonly workers: (ChildProcess | null)[];
+  /** Workers we are stopping or killing: their exit is expected. */
+  private readonly ending = new Set<ChildProcess>();
   private spawned = 0;
   readonly journals: string[] = [];
+  /** Workers that exited on their own (a crash is a bug): each was replaced. */
+  readonly crashes: string[] = [];
 
   constructor(private readonly options: WorkerPoolOptions) {
     this.workers = Array.from({ length: options.size }, () => null);
@@ -54,6 +58,7 @@ export class WorkerPool {
     await Promise.all(
       this.workers.map(async (worker) => {
         if (!worker || worker.exitCode !== null || worker.signalCode !== null) return;
+        this.ending.add(worker);
         const exited = new Promise((resolve) => worker.once('exit', resolve));
         worker.kill('SIGCONT');
         worker.kill('SIGTERM');
@@ -72,11 +77,19 @@ export class WorkerPool {
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     this.workers[i] = worker;
+    worker.once('exit', (code, signal) => {
+      if (this.ending.has(worker)) return;
+      this.crashes.push(
+        `worker ${i} (journal ${path.basename(journal)}) exited by itself: ${signal ?? `code ${code}`}`,
+      );
+      if (this.workers[i] === worker) this.start(i);
+    });
   }
 
   private async killOnly(i: number): Promise<void> {
     const worker = this.workers[i];
     if (!worker || worker.exitCode !== null || worker.signalCode !== null) return;
+    this.ending.add(worker);
     const exited = new Promise((resolve) => worker.once('exit', resolve));
     worker.kill('SIGKILL');
     await exited;

@@ -171,6 +171,11 @@ function checkLeases(
       const [previous, next] = [leases[i - 1]!, leases[i]!];
       if (next.grantedAt + r.clockToleranceMs < previous.grantedAt)
         flag('token-not-increasing', `${key}: token ${next.token} granted before token ${previous.token}`);
+    }
+    // In the order the service granted them, each lease starts after the one before it ended.
+    const byTime = [...leases].sort((a, b) => a.grantedAt - b.grantedAt);
+    for (let i = 1; i < byTime.length; i++) {
+      const [previous, next] = [byTime[i - 1]!, byTime[i]!];
       const previousEnd = Math.min(previous.releasedAt ?? Number.POSITIVE_INFINITY, previous.leaseUntil);
       if (next.grantedAt + r.clockToleranceMs < previousEnd)
         flag(

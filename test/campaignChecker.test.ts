@@ -1,0 +1,123 @@
+import { type CampaignRecordings, checkCampaign } from '../bench/campaign/checker';
+import type { FencedWriteAttempt } from '../locks/fencedResource';
+
+// The fault campaign's checker on recordings made up to break each claim once: it must find every
+// violation it exists to find, and nothing in a clean run.
+
+const write = (token: number, at: number, accepted = true, newest = token): FencedWriteAttempt => ({
+  resource: 'k',
+  token: String(token),
+  accepted,
+  newestToken: String(newest),
+  at,
+});
+const grant = (token: number, grantedAt: number, holder = `h${token}`, ttl = 3_000) => ({
+  op: 'grant' as const,
+  key: 'k',
+  holder,
+  token: String(token),
+  grantedAt,
+  leaseUntil: grantedAt + ttl,
+});
+const release = (token: number, at: number, holder = `h${token}`) => ({
+  op: 'release' as const,
+  key: 'k',
+  holder,
+  token: String(token),
+  at,
+});
+
+function clean(): CampaignRecordings {
+  return {
+    writes: {
+      k: [write(1, 100), write(1, 150), write(2, 1_100), write(1, 1_200, false, 2), write(3, 2_100)],
+    },
+    journal: [
+      grant(1, 0),
+      release(1, 1_000),
+      grant(2, 1_000),
+      release(2, 2_000),
+      grant(3, 2_050),
+      release(3, 3_000),
+    ],
+    faults: [{ kind: 'lock-server-restart', at: 1_050, detail: 'crash' }],
+    sessions: { s1: 'wrote', s2: 'wrote', s3: 'lease-lost' },
+    runsPerSessionId: { 'lock/k/h1': 1, 'lock/k/h2': 1, 'lock/k/h3': 1 },
+    clockToleranceMs: 0,
+    workerCrashes: [],
+  };
+}
+
+const violationsOf = (r: CampaignRecordings) =>
+  Object.fromEntries(Object.entries(checkCampaign(r).violations).filter(([, n]) => n > 0));
+
+describe("the fault campaign's checker", () => {
+  it('finds nothing wrong in a clean run, and counts what happened', () => {
+    const report = checkCampaign(clean());
+    expect(violationsOf(clean())).toEqual({});
+    expect(report.writes).toEqual({
+      attempted: 5,
+      accepted: 4,
+      refusedAsStale: 1,
+      repeatsWithSameToken: 1,
+      lateButFenced: 0,
+    });
+    expect(report.leases).toMatchObject({ granted: 3, keys: 1, grantsNotJournaled: 0, restartsCrossed: 1 });
+    expect(report.sessions).toMatchObject({ wrote: 2, 'lease-lost': 1, lost: 0 });
+    expect(report.faults['lock-server-restart']).toBe(1);
+  });
+
+  it('finds a stale write the resource accepted', () => {
+    const r = clean();
+    r.writes.k!.push(write(2, 2_200));
+    expect(violationsOf(r)).toEqual({ 'stale-write-accepted': 1 });
+  });
+
+  it('finds a refusal that names no newer token', () => {
+    const r = clean();
+    r.writes.k!.push(write(3, 2_300, false, 3));
+    expect(violationsOf(r)).toEqual({ 'refusal-without-newer-token': 1 });
+  });
+
+  it('finds two leases of one key that overlap on the service clock, and allows the tolerance given', () => {
+    const r = clean();
+    r.journal = [grant(1, 0), grant(2, 2_000), release(2, 2_500)];
+    r.writes = {};
+    expect(violationsOf(r)).toEqual({ 'overlapping-leases': 1 });
+    expect(violationsOf({ ...r, clockToleranceMs: 1_500 })).toEqual({});
+  });
+
+  it('finds a token issued twice, and tokens that fell across a restart', () => {
+    const reused = clean();
+    reused.journal.push(grant(3, 2_050, 'someone-else'));
+    expect(violationsOf(reused)).toEqual({ 'token-reused': 1 });
+
+    const fell = clean();
+    fell.writes = {};
+    fell.journal = [grant(5, 0), release(5, 500), grant(4, 2_000), release(4, 2_500)];
+    expect(violationsOf(fell)).toEqual({ 'token-not-increasing': 1, 'token-fell-after-restart': 1 });
+  });
+
+  it('counts a write accepted after a newer token was granted as late but fenced, not a violation', () => {
+    const r = clean();
+    r.journal = [grant(1, 0, 'h1', 500), grant(2, 600), release(2, 1_500)];
+    r.writes = { k: [write(1, 700), write(2, 800)] };
+    expect(violationsOf(r)).toEqual({});
+    expect(checkCampaign(r).writes.lateButFenced).toBe(1);
+  });
+
+  it('finds sessions without an outcome, a session id run twice, a worker that crashed, and a write of a grant nobody journaled', () => {
+    const r = clean();
+    r.sessions.s4 = 'lost';
+    r.sessions.s5 = 'failed-otherwise';
+    r.runsPerSessionId['lock/k/h2'] = 2;
+    r.workerCrashes = ['worker 1 exited by itself: code 1'];
+    r.writes.k!.push(write(9, 5_000));
+    expect(violationsOf(r)).toEqual({
+      'session-without-outcome': 2,
+      'duplicate-session-run': 1,
+      'worker-crashed': 1,
+    });
+    expect(checkCampaign(r).leases.grantsNotJournaled).toBe(1);
+  });
+});

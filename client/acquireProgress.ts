@@ -3,6 +3,9 @@ import type { SessionNews } from '../policy/session';
 import { awaitLeaseOf, stateOf } from './lockwardenClient';
 import { progressLine } from './present';
 
+/** How long without an answer to the state query before the user is told no worker answers. */
+const NO_WORKER_NOTICE_MS = 5_000;
+
 /** Where progress goes: a terminal gets one line rewritten in place, anything else a line per change. */
 export interface ProgressOutput {
   write(text: string): unknown;
@@ -26,13 +29,20 @@ export async function awaitLeaseShowingProgress(
     done = true;
   });
   let lastShown = '';
+  let unanswered = false;
   let shownOnTty = false;
   while (!done) {
     const tick = new Promise((resolve) => setTimeout(resolve, everyMs));
     await Promise.race([answer.catch(() => undefined), tick]);
     if (done) break;
     const state = await stateOf(client, workflowId).catch(() => null);
-    if (!state) continue;
+    if (!state) {
+      // A query needs a worker: none has answered yet (none polls the queue, or it is restarting).
+      if (!unanswered && Date.now() - started > NO_WORKER_NOTICE_MS)
+        out.write(`no worker has answered for ${workflowId} yet: is one polling its task queue?\n`);
+      unanswered ||= Date.now() - started > NO_WORKER_NOTICE_MS;
+      continue;
+    }
     const line = progressLine(state, Date.now() - started);
     if (out.isTTY) {
       out.write(`\r\x1b[2K${line}`);

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { type Client, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/client';
+import {
+  type Client,
+  TimeoutFailure,
+  WorkflowFailedError,
+  WorkflowIdConflictPolicy,
+  WorkflowIdReusePolicy,
+} from '@temporalio/client';
 import { type AcquireRequestInput, parseAcquireRequest } from '../policy/acquireRequest';
 import {
   acquisitionWorkflowId,
@@ -179,12 +185,30 @@ export async function forceRelease(
  * A key's holder, token, lease time left and queue, read from the lock service on its clock by a short
  * `lockStatus` workflow whose activity runs on the worker: the caller needs no lock-service access.
  */
-export function statusOf(client: Client, key: string, placement: SessionPlacement = {}): Promise<LockStatus> {
+export async function statusOf(
+  client: Client,
+  key: string,
+  placement: SessionPlacement = {},
+): Promise<LockStatus> {
   const checked = parseOrThrow(lockKeySchema, key, 'lock key');
-  return client.workflow.execute<typeof lockStatus>('lockStatus', {
-    taskQueue: placement.taskQueue ?? DEFAULT_TASK_QUEUE,
-    workflowId: `status/${checked}/${randomUUID()}`,
-    args: [checked],
-    staticSummary: `status of ${checked}`,
-  });
+  const taskQueue = placement.taskQueue ?? DEFAULT_TASK_QUEUE;
+  try {
+    return await client.workflow.execute<typeof lockStatus>('lockStatus', {
+      taskQueue,
+      workflowId: `status/${checked}/${randomUUID()}`,
+      args: [checked],
+      staticSummary: `status of ${checked}`,
+      // With no worker on the queue the read would wait forever: bound it, and say why it failed.
+      workflowExecutionTimeout: STATUS_TIMEOUT_MS,
+    });
+  } catch (error) {
+    if (error instanceof WorkflowFailedError && error.cause instanceof TimeoutFailure)
+      throw new Error(
+        `no lockwarden worker read ${checked} within ${STATUS_TIMEOUT_MS / 1000} s: is one polling task queue "${taskQueue}"?`,
+      );
+    throw error;
+  }
 }
+
+/** How long a status read may take, queueing for a worker included. */
+const STATUS_TIMEOUT_MS = 15_000;

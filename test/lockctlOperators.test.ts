@@ -141,6 +141,17 @@ describe('lockctl for operators', () => {
     });
   });
 
+  it('bounds a status read when no worker polls the task queue, and says so', async () => {
+    const failure = await lockctl(unique('nobody-polls'), 'status', 'some-key').then(
+      () => null,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr).toMatch(
+      /no lockwarden worker read some-key within 15 s: is one polling task queue "nobody-polls-/,
+    );
+  });
+
   it('exits 3 when the session is abandoned, and says why', async () => {
     await withWorker(env, { locks, log: silentLog, escalations }, async (taskQueue) => {
       const key = unique('stuck');

@@ -1,21 +1,12 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { FileEscalationStore } from '../activities/escalationStore';
 import { acquire, release, resolve, stateOf } from '../client/lockwardenClient';
 import type { SessionRow } from '../client/sessionList';
 import { acquisitionWorkflowId } from '../policy/constants';
 import type { LockStatus } from '../policy/lockStatus';
-import type { SqliteLockService } from '../locks/sqliteLockService';
-import {
-  connectTestEnv,
-  freshSqliteLockService,
-  silentLog,
-  TEMPORAL_ADDRESS,
-  withWorker,
-} from './support/temporalFixture';
-import { freshSqlitePath, unique } from './support/tempFiles';
+import { sessionFixture, silentLog, TEMPORAL_ADDRESS, withWorker } from './support/temporalFixture';
+import { unique } from './support/tempFiles';
 import { waitFor } from './support/waitFor';
 
 // lockctl as an SRE on call uses it: who holds a key and who waits behind it, in what order, and
@@ -49,96 +40,90 @@ function acquireInBackground(taskQueue: string, key: string, requester: string, 
 }
 
 describe('lockctl for operators', () => {
-  let env: TestWorkflowEnvironment;
-  let locks: SqliteLockService;
-  let escalations: FileEscalationStore;
-  beforeAll(async () => {
-    env = await connectTestEnv();
-  });
-  afterAll(() => env?.teardown());
-  beforeEach(() => {
-    locks = freshSqliteLockService();
-    escalations = new FileEscalationStore(freshSqlitePath().replace(/\.sqlite$/, '.jsonl'));
-  });
-  afterEach(() => locks.close());
+  const fixture = sessionFixture();
 
   it('lists the sessions of a contended key, shows its holder and queue on the service clock, and shows a waiter its progress', async () => {
-    await withWorker(env, { locks, log: silentLog, escalations }, async (taskQueue) => {
-      const key = unique('billing/nightly-export');
-      const holder = await acquire(env.client, { key, requester: 'replica-a' }, { taskQueue });
-      const waiters = [
-        acquireInBackground(taskQueue, key, 'replica-b'),
-        acquireInBackground(taskQueue, key, 'replica-c'),
-      ];
-      for (const requester of ['replica-b', 'replica-c'])
-        await waitFor(
-          `${requester} queued`,
-          async () => (await stateOf(env.client, acquisitionWorkflowId(key, requester))).phase === 'queued',
-          30_000,
+    await withWorker(
+      fixture.env,
+      { locks: fixture.locks, log: silentLog, escalations: fixture.escalations },
+      async (taskQueue) => {
+        const key = unique('billing/nightly-export');
+        const holder = await acquire(fixture.env.client, { key, requester: 'replica-a' }, { taskQueue });
+        const waiters = [
+          acquireInBackground(taskQueue, key, 'replica-b'),
+          acquireInBackground(taskQueue, key, 'replica-c'),
+        ];
+        for (const requester of ['replica-b', 'replica-c'])
+          await waitFor(
+            `${requester} queued`,
+            async () =>
+              (await stateOf(fixture.env.client, acquisitionWorkflowId(key, requester))).phase === 'queued',
+            30_000,
+          );
+
+        const rows = JSON.parse(await lockctl(taskQueue, 'list', '--key', key, '--json')) as SessionRow[];
+        const byRequester = Object.fromEntries(rows.map((r) => [r.requester, r]));
+        expect(Object.keys(byRequester).sort()).toEqual(['replica-a', 'replica-b', 'replica-c']);
+        expect(byRequester['replica-a']).toMatchObject({
+          key,
+          state: 'holding',
+          holder: 'replica-a',
+          attempts: 1,
+        });
+        expect(byRequester['replica-b']).toMatchObject({
+          state: 'queued',
+          holder: 'replica-a',
+          status: 'RUNNING',
+        });
+        expect(byRequester['replica-b']!.waitedMs).toBeGreaterThan(0);
+        expect(byRequester['replica-b']!.uiUrl).toContain(
+          encodeURIComponent(acquisitionWorkflowId(key, 'replica-b')),
+        );
+        const queued = JSON.parse(
+          await lockctl(taskQueue, 'list', '--key', key, '--state', 'queued', '--json'),
+        );
+        expect((queued as SessionRow[]).map((r) => r.requester).sort()).toEqual(['replica-b', 'replica-c']);
+        const table = await lockctl(taskQueue, 'list', '--requester', 'replica-c', '--key', key);
+        expect(table.split('\n')[0]).toMatch(/^KEY\s+REQUESTER\s+STATE\s+ATTEMPTS\s+WAITED\s+HOLDER\s+UI$/);
+        expect(table).toMatch(/replica-c\s+queued\s+1\s+/);
+
+        const status = JSON.parse(await lockctl(taskQueue, 'status', key, '--json')) as LockStatus;
+        expect(status).toMatchObject({
+          key,
+          backend: 'sqlite',
+          holder: 'replica-a',
+          token: holder.lease.token,
+        });
+        expect(status.leaseLeftMs).toBeGreaterThan(0);
+        expect(status.queue.map((w) => [w.place, w.requester])).toEqual([
+          [1, 'replica-b'],
+          [2, 'replica-c'],
+        ]);
+        // On the lock service's clock: replica-b has waited longer than replica-c, both less than since the holder took it.
+        expect(status.queue[0]!.waitingMs!).toBeGreaterThan(status.queue[1]!.waitingMs!);
+        expect(status.queue[0]!.waitingMs!).toBeLessThanOrEqual(status.serviceTime - holder.lease.grantedAt);
+        expect(await lockctl(taskQueue, 'status', key)).toMatch(
+          new RegExp(
+            `held by replica-a with token ${holder.lease.token}[^]*PLACE\\s+WAITER[^]*1\\s+replica-b[^]*2\\s+replica-c`,
+          ),
         );
 
-      const rows = JSON.parse(await lockctl(taskQueue, 'list', '--key', key, '--json')) as SessionRow[];
-      const byRequester = Object.fromEntries(rows.map((r) => [r.requester, r]));
-      expect(Object.keys(byRequester).sort()).toEqual(['replica-a', 'replica-b', 'replica-c']);
-      expect(byRequester['replica-a']).toMatchObject({
-        key,
-        state: 'holding',
-        holder: 'replica-a',
-        attempts: 1,
-      });
-      expect(byRequester['replica-b']).toMatchObject({
-        state: 'queued',
-        holder: 'replica-a',
-        status: 'RUNNING',
-      });
-      expect(byRequester['replica-b']!.waitedMs).toBeGreaterThan(0);
-      expect(byRequester['replica-b']!.uiUrl).toContain(
-        encodeURIComponent(acquisitionWorkflowId(key, 'replica-b')),
-      );
-      const queued = JSON.parse(
-        await lockctl(taskQueue, 'list', '--key', key, '--state', 'queued', '--json'),
-      );
-      expect((queued as SessionRow[]).map((r) => r.requester).sort()).toEqual(['replica-b', 'replica-c']);
-      const table = await lockctl(taskQueue, 'list', '--requester', 'replica-c', '--key', key);
-      expect(table.split('\n')[0]).toMatch(/^KEY\s+REQUESTER\s+STATE\s+ATTEMPTS\s+WAITED\s+HOLDER\s+UI$/);
-      expect(table).toMatch(/replica-c\s+queued\s+1\s+/);
-
-      const status = JSON.parse(await lockctl(taskQueue, 'status', key, '--json')) as LockStatus;
-      expect(status).toMatchObject({
-        key,
-        backend: 'sqlite',
-        holder: 'replica-a',
-        token: holder.lease.token,
-      });
-      expect(status.leaseLeftMs).toBeGreaterThan(0);
-      expect(status.queue.map((w) => [w.place, w.requester])).toEqual([
-        [1, 'replica-b'],
-        [2, 'replica-c'],
-      ]);
-      // On the lock service's clock: replica-b has waited longer than replica-c, both less than since the holder took it.
-      expect(status.queue[0]!.waitingMs!).toBeGreaterThan(status.queue[1]!.waitingMs!);
-      expect(status.queue[0]!.waitingMs!).toBeLessThanOrEqual(status.serviceTime - holder.lease.grantedAt);
-      expect(await lockctl(taskQueue, 'status', key)).toMatch(
-        new RegExp(
-          `held by replica-a with token ${holder.lease.token}[^]*PLACE\\s+WAITER[^]*1\\s+replica-b[^]*2\\s+replica-c`,
-        ),
-      );
-
-      // Not a terminal: a plain progress line on stderr, naming the place and the holder.
-      expect(waiters[0]!.out.stderr).toMatch(
-        /queued .* · attempts 1 · place 1 · behind replica-a · last decision retry/,
-      );
-      expect(await release(env.client, holder.lease)).toMatchObject({ ok: true });
-      expect(await waiters[0]!.exit).toBe(0);
-      const answer = JSON.parse(waiters[0]!.out.stdout) as { lease: { holder: string; token: string } };
-      expect(answer.lease).toMatchObject({
-        holder: 'replica-b',
-        token: String(Number(holder.lease.token) + 1),
-      });
-      await release(env.client, { key, holder: 'replica-b' });
-      expect(await waiters[1]!.exit).toBe(0);
-      await release(env.client, { key, holder: 'replica-c' });
-    });
+        // Not a terminal: a plain progress line on stderr, naming the place and the holder.
+        expect(waiters[0]!.out.stderr).toMatch(
+          /queued .* · attempts 1 · place 1 · behind replica-a · last decision retry/,
+        );
+        expect(await release(fixture.env.client, holder.lease)).toMatchObject({ ok: true });
+        expect(await waiters[0]!.exit).toBe(0);
+        const answer = JSON.parse(waiters[0]!.out.stdout) as { lease: { holder: string; token: string } };
+        expect(answer.lease).toMatchObject({
+          holder: 'replica-b',
+          token: String(Number(holder.lease.token) + 1),
+        });
+        await release(fixture.env.client, { key, holder: 'replica-b' });
+        expect(await waiters[1]!.exit).toBe(0);
+        await release(fixture.env.client, { key, holder: 'replica-c' });
+      },
+    );
   });
 
   it('bounds a status read when no worker polls the task queue, and says so', async () => {
@@ -153,20 +138,28 @@ describe('lockctl for operators', () => {
   });
 
   it('exits 3 when the session is abandoned, and says why', async () => {
-    await withWorker(env, { locks, log: silentLog, escalations }, async (taskQueue) => {
-      const key = unique('stuck');
-      await locks.tryAcquire({ key, requester: 'stuck-job', ttlMs: 60_000 });
-      const waiter = acquireInBackground(taskQueue, key, 'pager', ['--max-retries', '0']);
-      const workflowId = acquisitionWorkflowId(key, 'pager');
-      await waitFor(
-        'the escalation',
-        async () => (await stateOf(env.client, workflowId)).phase === 'escalated',
-        30_000,
-      );
-      await resolve(env.client, workflowId, { action: 'abandon', operator: 'carol', reason: 'job killed' });
-      expect(await waiter.exit).toBe(3);
-      expect(waiter.out.stderr).toContain('abandoned by carol: job killed');
-      expect(waiter.out.stdout).toBe('');
-    });
+    await withWorker(
+      fixture.env,
+      { locks: fixture.locks, log: silentLog, escalations: fixture.escalations },
+      async (taskQueue) => {
+        const key = unique('stuck');
+        await fixture.locks.tryAcquire({ key, requester: 'stuck-job', ttlMs: 60_000 });
+        const waiter = acquireInBackground(taskQueue, key, 'pager', ['--max-retries', '0']);
+        const workflowId = acquisitionWorkflowId(key, 'pager');
+        await waitFor(
+          'the escalation',
+          async () => (await stateOf(fixture.env.client, workflowId)).phase === 'escalated',
+          30_000,
+        );
+        await resolve(fixture.env.client, workflowId, {
+          action: 'abandon',
+          operator: 'carol',
+          reason: 'job killed',
+        });
+        expect(await waiter.exit).toBe(3);
+        expect(waiter.out.stderr).toContain('abandoned by carol: job killed');
+        expect(waiter.out.stdout).toBe('');
+      },
+    );
   });
 });

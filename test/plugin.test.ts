@@ -1,31 +1,17 @@
 import type { WorkflowExecutionInfo } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { FileEscalationStore } from '../activities/escalationStore';
 import { acquisitionWorkflowId } from '../policy/constants';
 import { LockwardenPlugin } from '../worker/lockwardenPlugin';
-import type { SqliteLockService } from '../locks/sqliteLockService';
 import type { ExportActivities, nightlyExport } from './support/userWorkflows';
-import { connectTestEnv, freshSqliteLockService, silentLog, withWorker } from './support/temporalFixture';
-import { freshSqlitePath, unique } from './support/tempFiles';
+import { sessionFixture, silentLog, withWorker } from './support/temporalFixture';
+import { unique } from './support/tempFiles';
 import { waitFor } from './support/waitFor';
 
 // lockwarden inside a user's worker (the plugin), and beside it (a separate lockwarden worker).
 const USER_WORKFLOWS = require.resolve('./support/userWorkflows');
 
 describe('lockwarden from your own worker', () => {
-  let env: TestWorkflowEnvironment;
-  let locks: SqliteLockService;
-  let escalations: FileEscalationStore;
-  beforeAll(async () => {
-    env = await connectTestEnv();
-  });
-  afterAll(() => env?.teardown());
-  beforeEach(() => {
-    locks = freshSqliteLockService();
-    escalations = new FileEscalationStore(freshSqlitePath().replace(/\.sqlite$/, '.jsonl'));
-  });
-  afterEach(() => locks.close());
+  const fixture = sessionFixture();
 
   // The user's activity: records what it wrote, with which token.
   const exporter = (written: { batch: string; token: string }[]): ExportActivities => ({
@@ -41,14 +27,14 @@ describe('lockwarden from your own worker', () => {
     await waitFor(`${count} session(s) of ${key} listed`, async () => {
       sessions = [];
       const query = `WorkflowType = 'acquireLock' AND LockKey = '${key}'`;
-      for await (const execution of env.client.workflow.list({ query })) sessions.push(execution);
+      for await (const execution of fixture.env.client.workflow.list({ query })) sessions.push(execution);
       return sessions.length === count;
     });
     return sessions;
   };
 
   const exportOn = (taskQueue: string, key: string, batch: string, lockwardenTaskQueue?: string) =>
-    env.client.workflow.execute<typeof nightlyExport>('nightlyExport', {
+    fixture.env.client.workflow.execute<typeof nightlyExport>('nightlyExport', {
       taskQueue,
       workflowId: unique(`export-${batch}`),
       args: [{ key, batch, lockwardenTaskQueue }],
@@ -57,9 +43,14 @@ describe('lockwarden from your own worker', () => {
   it("runs the sessions in the user's worker through the plugin, beside the user's workflows and activities", async () => {
     const taskQueue = unique('user');
     const written: { batch: string; token: string }[] = [];
-    const plugin = new LockwardenPlugin({ locks, client: env.client, log: silentLog, escalations });
+    const plugin = new LockwardenPlugin({
+      locks: fixture.locks,
+      client: fixture.env.client,
+      log: silentLog,
+      escalations: fixture.escalations,
+    });
     const worker = await Worker.create({
-      connection: env.nativeConnection,
+      connection: fixture.env.nativeConnection,
       taskQueue,
       workflowsPath: USER_WORKFLOWS,
       activities: exporter(written),
@@ -78,7 +69,7 @@ describe('lockwarden from your own worker', () => {
         ['batch a written with token', 'batch b written with token'].map(expect.stringContaining),
       ),
     );
-    expect(await locks.inspect(key)).toMatchObject({ holder: null, lastToken: '2', waiters: [] });
+    expect(await fixture.locks.inspect(key)).toMatchObject({ holder: null, lastToken: '2', waiters: [] });
     // The sessions ran on the user's own task queue, and the plugin's metrics saw both acquisitions.
     expect((await sessionsOf(key, 2)).map((s) => s.taskQueue)).toEqual([taskQueue, taskQueue]);
     const acquired = (await plugin.metrics.acquisitionWait.get()).values.find(
@@ -88,24 +79,28 @@ describe('lockwarden from your own worker', () => {
   });
 
   it('runs the sessions on a separate lockwarden worker when withLock names its task queue', async () => {
-    await withWorker(env, { locks, log: silentLog, escalations }, async (lockwardenQueue) => {
-      const userQueue = unique('user');
-      const written: { batch: string; token: string }[] = [];
-      // The user's worker has no lockwarden plugin and no lockwarden activities.
-      const worker = await Worker.create({
-        connection: env.nativeConnection,
-        taskQueue: userQueue,
-        workflowsPath: USER_WORKFLOWS,
-        activities: exporter(written),
-      });
-      const key = unique('reports');
-      const result = await worker.runUntil(exportOn(userQueue, key, 'c', lockwardenQueue));
-      expect(result.token).toBe('1');
-      expect(written).toEqual([{ batch: 'c', token: '1' }]);
-      const sessions = await sessionsOf(key, 1);
-      expect(sessions.map((s) => s.taskQueue)).toEqual([lockwardenQueue]);
-      expect(sessions[0]!.workflowId.startsWith(acquisitionWorkflowId(key, 'export-c'))).toBe(true);
-      expect(await locks.inspect(key)).toMatchObject({ holder: null, lastToken: '1' });
-    });
+    await withWorker(
+      fixture.env,
+      { locks: fixture.locks, log: silentLog, escalations: fixture.escalations },
+      async (lockwardenQueue) => {
+        const userQueue = unique('user');
+        const written: { batch: string; token: string }[] = [];
+        // The user's worker has no lockwarden plugin and no lockwarden activities.
+        const worker = await Worker.create({
+          connection: fixture.env.nativeConnection,
+          taskQueue: userQueue,
+          workflowsPath: USER_WORKFLOWS,
+          activities: exporter(written),
+        });
+        const key = unique('reports');
+        const result = await worker.runUntil(exportOn(userQueue, key, 'c', lockwardenQueue));
+        expect(result.token).toBe('1');
+        expect(written).toEqual([{ batch: 'c', token: '1' }]);
+        const sessions = await sessionsOf(key, 1);
+        expect(sessions.map((s) => s.taskQueue)).toEqual([lockwardenQueue]);
+        expect(sessions[0]!.workflowId.startsWith(acquisitionWorkflowId(key, 'export-c'))).toBe(true);
+        expect(await fixture.locks.inspect(key)).toMatchObject({ holder: null, lastToken: '1' });
+      },
+    );
   });
 });

@@ -7,6 +7,7 @@ import {
 } from '@temporalio/worker';
 import pino from 'pino';
 import type { ActivityDeps } from '../../activities';
+import { FileEscalationStore } from '../../activities/escalationStore';
 import { createSessionWaker } from '../../activities/sessionSignals';
 import { SqliteLockService } from '../../locks/sqliteLockService';
 import { DEFAULT_TEMPORAL_ADDRESS } from '../../policy/constants';
@@ -70,3 +71,30 @@ const quietBundlerLogger = {
   warn: () => undefined,
   error: (message: string, meta?: unknown) => console.error(message, meta),
 };
+
+/** What a describe block of session tests shares: set by the hooks {@link sessionFixture} installs. */
+export interface SessionFixture {
+  env: TestWorkflowEnvironment;
+  /** A fresh SQLite lock service for each test. */
+  locks: SqliteLockService;
+  /** A fresh escalation store for each test. */
+  escalations: FileEscalationStore;
+}
+
+/**
+ * Installs the hooks most session tests share: the dev server's environment for the block, and a
+ * fresh lock service and escalation store for each test. Read the fields inside tests and hooks.
+ */
+export function sessionFixture(): SessionFixture {
+  const fixture = {} as SessionFixture;
+  beforeAll(async () => {
+    fixture.env = await connectTestEnv();
+  });
+  afterAll(() => fixture.env?.teardown());
+  beforeEach(() => {
+    fixture.locks = freshSqliteLockService();
+    fixture.escalations = new FileEscalationStore(freshSqlitePath().replace(/\.sqlite$/, '.jsonl'));
+  });
+  afterEach(() => fixture.locks.close());
+  return fixture;
+}

@@ -4,6 +4,7 @@ import {
   continueAsNew,
   setCurrentDetails,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { AcquireRequest, RetryBudget } from '../../policy/acquireRequest';
 import type { PastDecision } from '../../policy/decisionContext';
@@ -84,10 +85,13 @@ export class LockSession {
       escalation: null,
       ignoredOperatorAnswers: 0,
     };
-    upsertSearchAttributes([
+    // A session started by the client carries these already; a child started by withLock does not.
+    const shown = workflowInfo().typedSearchAttributes;
+    const names = [
       { key: SEARCH_ATTRIBUTES.lockKey, value: request.key },
       { key: SEARCH_ATTRIBUTES.lockRequester, value: request.requester },
-    ]);
+    ].filter(({ key, value }) => shown.get(key) !== value);
+    if (names.length) upsertSearchAttributes(names);
   }
 
   get key(): string {
@@ -106,7 +110,9 @@ export class LockSession {
   /** Moves the session to `phase`: its state, its `LockState` search attribute and the UI's details. */
   enter(phase: SessionPhase, details: string): void {
     this.state.phase = phase;
-    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.lockState, value: phase }]);
+    // Each upsert is a visibility write on the server: none when the state shown is already this one.
+    if (workflowInfo().typedSearchAttributes.get(SEARCH_ATTRIBUTES.lockState) !== phase)
+      upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.lockState, value: phase }]);
     setCurrentDetails(details);
   }
 

@@ -2,7 +2,7 @@ import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { z } from 'zod';
 import { describeIssues, InvalidLockRequestError } from '../policy/errors';
 import { holderSchema, lockKeySchema } from '../policy/lockSchemas';
-import { SESSION_PHASES, type SessionState } from '../policy/session';
+import { SESSION_PHASES, type SessionOutcome, type SessionState } from '../policy/session';
 import { sessionState } from '../temporal/messages';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 import { workflowUiUrl } from './lockwardenClient';
@@ -22,7 +22,7 @@ export interface SessionRow {
   runId: string;
   key: string;
   requester: string;
-  /** The session's own phase (its state query), else its LockState search attribute. */
+  /** A running session's own phase (its state query), else its LockState search attribute. */
   state: string;
   /** Temporal's view: RUNNING, COMPLETED, FAILED, TERMINATED... */
   status: string;
@@ -60,19 +60,29 @@ export async function listSessions(
   }
   const namespace = client.options.namespace;
   return mapConcurrently(executions, QUERY_CONCURRENCY, async (execution) => {
-    const state = await queryState(client, execution);
-    return {
+    const row = {
       workflowId: execution.workflowId,
       runId: execution.runId,
-      key: attribute(execution, 'lockKey') ?? state?.key ?? '',
-      requester: attribute(execution, 'lockRequester') ?? state?.requester ?? '',
-      state: state?.phase ?? attribute(execution, 'lockState') ?? 'unknown',
+      key: attribute(execution, 'lockKey') ?? '',
+      requester: attribute(execution, 'lockRequester') ?? '',
+      state: attribute(execution, 'lockState') ?? 'unknown',
       status: execution.status.name,
       startedAt: execution.startTime.toISOString(),
-      attempts: state?.attempts ?? null,
-      waitedMs: state ? waitedMs(state, execution.status.name === 'RUNNING') : null,
-      holder: state?.holder ?? null,
       uiUrl: workflowUiUrl(uiBaseUrl, namespace, execution.workflowId, execution.runId),
+    };
+    if (execution.status.name !== 'RUNNING') {
+      // A closed session's outcome is in its history: no worker needed to read it.
+      const outcome = await outcomeOf(client, execution);
+      const waited = outcome?.status === 'abandoned' ? outcome.waitedMs : null;
+      return { ...row, attempts: outcome?.attempts ?? null, waitedMs: waited, holder: null };
+    }
+    const state = await queryState(client, execution);
+    return {
+      ...row,
+      state: state?.phase ?? row.state,
+      attempts: state?.attempts ?? null,
+      waitedMs: state ? waitedMs(state) : null,
+      holder: state?.holder ?? null,
     };
   });
 }
@@ -94,10 +104,11 @@ export function visibilityQuery(filter: z.output<typeof sessionFilterSchema>): s
   return clauses.join(' AND ');
 }
 
-// A running session that still waits has waited until now; any other, as its state says.
-function waitedMs(state: SessionState, running: boolean): number {
-  const waiting = running && WAITING_PHASES.has(state.phase);
-  return waiting ? Math.max(state.waitedMs, Date.now() - state.waitingSince) : state.waitedMs;
+// A running session that still waits has waited until now; one that holds, as its state says.
+function waitedMs(state: SessionState): number {
+  return WAITING_PHASES.has(state.phase)
+    ? Math.max(state.waitedMs, Date.now() - state.waitingSince)
+    : state.waitedMs;
 }
 const WAITING_PHASES = new Set<string>(['acquiring', 'backing-off', 'queued', 'escalated']);
 
@@ -122,6 +133,17 @@ async function queryState(client: Client, execution: WorkflowExecutionInfo): Pro
     return await client.withDeadline(Date.now() + STATE_QUERY_TIMEOUT_MS, () =>
       client.workflow.getHandle(execution.workflowId, execution.runId).query(sessionState),
     );
+  } catch {
+    return null;
+  }
+}
+
+// How a closed run ended, or null when it did not end with an outcome (failed, terminated, continued).
+async function outcomeOf(client: Client, execution: WorkflowExecutionInfo): Promise<SessionOutcome | null> {
+  try {
+    return await client.workflow
+      .getHandle(execution.workflowId, execution.runId, { followRuns: false })
+      .result();
   } catch {
     return null;
   }

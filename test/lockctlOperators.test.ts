@@ -36,11 +36,16 @@ function acquireInBackground(taskQueue: string, key: string, requester: string, 
   child.stdout!.on('data', (chunk: Buffer) => (out.stdout += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));
   const exit = new Promise<number>((done) => child.once('exit', (code) => done(code ?? -1)));
-  return { out, exit };
+  return { child, out, exit };
 }
 
 describe('lockctl for operators', () => {
   const fixture = sessionFixture();
+  // A test that fails while a lockctl still waits must not leave it running (jest would wait on it).
+  const running: ChildProcess[] = [];
+  afterEach(() => {
+    for (const child of running.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  });
 
   it('lists the sessions of a contended key, shows its holder and queue on the service clock, and shows a waiter its progress', async () => {
     await withWorker(
@@ -49,17 +54,18 @@ describe('lockctl for operators', () => {
       async (taskQueue) => {
         const key = unique('billing/nightly-export');
         const holder = await acquire(fixture.env.client, { key, requester: 'replica-a' }, { taskQueue });
-        const waiters = [
-          acquireInBackground(taskQueue, key, 'replica-b'),
-          acquireInBackground(taskQueue, key, 'replica-c'),
-        ];
-        for (const requester of ['replica-b', 'replica-c'])
+        // One after the other, so the queue's order is theirs.
+        const waiters: ReturnType<typeof acquireInBackground>[] = [];
+        for (const requester of ['replica-b', 'replica-c']) {
+          waiters.push(acquireInBackground(taskQueue, key, requester));
+          running.push(waiters.at(-1)!.child);
           await waitFor(
             `${requester} queued`,
             async () =>
               (await stateOf(fixture.env.client, acquisitionWorkflowId(key, requester))).phase === 'queued',
             30_000,
           );
+        }
 
         const rows = JSON.parse(await lockctl(taskQueue, 'list', '--key', key, '--json')) as SessionRow[];
         const byRequester = Object.fromEntries(rows.map((r) => [r.requester, r]));
@@ -145,6 +151,7 @@ describe('lockctl for operators', () => {
         const key = unique('stuck');
         await fixture.locks.tryAcquire({ key, requester: 'stuck-job', ttlMs: 60_000 });
         const waiter = acquireInBackground(taskQueue, key, 'pager', ['--max-retries', '0']);
+        running.push(waiter.child);
         const workflowId = acquisitionWorkflowId(key, 'pager');
         await waitFor(
           'the escalation',

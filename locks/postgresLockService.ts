@@ -1,4 +1,4 @@
-import { Pool, type PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import {
   type AcquireAttempt,
   ABSOLUTE_MAX_TTL_MS,
@@ -26,6 +26,7 @@ import {
 } from './grantRules';
 import type { LockRecord, LockService } from './lockService';
 import { migratePostgres } from './postgresMigrations';
+import { resilientPool } from './postgresPool';
 
 /** Options of the PostgreSQL backend. */
 export interface PostgresLockServiceOptions {
@@ -70,10 +71,7 @@ export class PostgresLockService implements LockService {
 
   /** Connects and runs the schema migrations before the first operation. */
   static async open(options: PostgresLockServiceOptions): Promise<PostgresLockService> {
-    const pool = new Pool({ connectionString: options.connectionString, max: options.poolSize ?? 4 });
-    // An idle connection the server dropped (a restart, a failover) is reported here; without a
-    // listener it would crash the worker. The pool discards it and the next query connects anew.
-    pool.on('error', () => undefined);
+    const pool = resilientPool({ connectionString: options.connectionString, max: options.poolSize ?? 4 });
     const service = new PostgresLockService(pool, options);
     service.ready = migratePostgres(pool);
     await service.ready;

@@ -87,6 +87,14 @@ describe("the fault campaign's checker", () => {
     expect(violationsOf({ ...r, clockToleranceMs: 1_500 })).toEqual({});
   });
 
+  it('matches a release to its grant whichever worker journaled either, in whatever order the journals are read', () => {
+    const r = clean();
+    // Worker 2's journal (the release of token 1) is read before worker 1's (its grant).
+    r.journal = [release(1, 1_000), grant(2, 1_500), release(2, 2_000), grant(1, 0)];
+    r.writes = {};
+    expect(violationsOf(r)).toEqual({});
+  });
+
   it('finds a token issued twice, and tokens that fell across a restart', () => {
     const reused = clean();
     reused.journal.push(grant(3, 2_050, 'someone-else'));

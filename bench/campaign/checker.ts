@@ -131,7 +131,10 @@ function leasesOf(
   flag: (k: ViolationKind, e: string) => void,
 ): Map<string, Lease[]> {
   const byToken = new Map<string, Lease>();
-  for (const entry of journal) {
+  // Grants first: the workers' journals are read one file after another, so a release journaled by
+  // one worker may come before the grant another journaled.
+  const ordered = [...journal.filter((e) => e.op === 'grant'), ...journal.filter((e) => e.op !== 'grant')];
+  for (const entry of ordered) {
     const id = `${entry.key}#${entry.token}`;
     const known = byToken.get(id);
     if (known && known.holder !== entry.holder) {

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
-import { Pool } from 'pg';
 import type { FencedWriteAttempt } from '../../locks/fencedResource';
 import { PostgresFencedResource } from '../../locks/postgresFencedResource';
+import { resilientPool } from '../../locks/postgresPool';
 import { SqliteFencedResource } from '../../locks/sqliteFencedResource';
 
 /** Which fenced resource guards a key: the campaign spreads its keys over both kinds. */
@@ -31,8 +31,7 @@ export async function openResources(targets: ResourceTargets) {
   const insertSqlite = db.prepare(
     'INSERT INTO campaign_records (key, token, holder, seq) VALUES (?, ?, ?, ?)',
   );
-  const pool = new Pool({ connectionString: targets.postgresUrl, max: 4 });
-  pool.on('error', () => undefined); // a dropped idle connection: the next query connects anew
+  const pool = resilientPool({ connectionString: targets.postgresUrl, max: 4 });
   const postgres = await PostgresFencedResource.open(pool);
   await pool.query(
     'CREATE TABLE IF NOT EXISTS campaign_records (key text, token numeric, holder text, seq integer)',

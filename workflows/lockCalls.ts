@@ -1,4 +1,12 @@
-import { type ActivityOptions, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  type ActivityOptions,
+  ApplicationFailure,
+  proxyActivities,
+  proxyLocalActivities,
+  type TemporalFailure,
+  TimeoutFailure,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { NON_RETRYABLE_ERROR_TYPES } from '../policy/errors';
 
@@ -27,3 +35,16 @@ export const lockCalls = proxyActivities<Activities>(LOCK_CALL_OPTIONS);
  * completes: `tryAcquire` is idempotent per key and requester, and a release is fenced by its token.
  */
 export const handoffCalls = proxyLocalActivities<Activities>(LOCK_CALL_OPTIONS);
+
+/**
+ * Whether a lock call failed because the lock service could not be reached, after Temporal's retries
+ * (a restart, a failover, a network cut), rather than for bad input, a refused lease action or a
+ * cancellation. A session rides such an outage out: it is not the end of the session. A regular
+ * activity's failure arrives wrapped in an ActivityFailure, a local activity's as it is.
+ */
+export function lockServiceUnreachable(error: unknown): error is TemporalFailure {
+  const failure = error instanceof ActivityFailure ? error.cause : error;
+  if (failure instanceof ApplicationFailure)
+    return !failure.nonRetryable && !NON_RETRYABLE_ERROR_TYPES.includes(failure.type as never);
+  return failure instanceof TimeoutFailure;
+}

@@ -1,10 +1,10 @@
-import { condition, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { condition, log, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { Denial, Lease } from '../../policy/lockSchemas';
 import { untrustedText } from '../../policy/untrustedText';
 import { ticketRefreshMs } from '../../policy/waiting';
 import { SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
-import { lockCalls } from '../lockCalls';
+import { lockCalls, lockServiceUnreachable } from '../lockCalls';
 import { QUEUE_TICKET_MS } from './decideStep';
 import { tryFastPath } from './fastPath';
 import type { LockSession, PhaseEnd } from './lockSession';
@@ -22,9 +22,15 @@ const { notifyOnCall, notifyEscalationResolved } = proxyActivities<Activities>({
 
 /** Gives up the session's place in the key's queue, so a session that stops waiting blocks no one. */
 export async function leaveQueue(session: LockSession, why: string): Promise<void> {
-  await lockCalls.leaveQueue.executeWithOptions({ summary: `leave the queue: ${why}` }, [
-    { key: session.key, requester: session.requester },
-  ]);
+  try {
+    await lockCalls.leaveQueue.executeWithOptions({ summary: `leave the queue: ${why}` }, [
+      { key: session.key, requester: session.requester },
+    ]);
+  } catch (error) {
+    if (!lockServiceUnreachable(error)) throw error;
+    // Unreachable now: the place lapses on its own when its ticket does, and blocks no one for long.
+    log.warn('could not leave the queue: the lock service was unreachable', { key: session.key });
+  }
 }
 
 /** Why a session escalates, and whether it kept its place in the queue meanwhile. */

@@ -1,5 +1,6 @@
 import type { SessionAttempt } from '../../activities/lockActivities';
-import { handoffCalls } from '../lockCalls';
+import { denial } from '../../policy/lockSchemas';
+import { handoffCalls, lockServiceUnreachable } from '../lockCalls';
 import type { LockSession } from './lockSession';
 import { sessionMetrics } from './metricsSink';
 
@@ -11,10 +12,25 @@ import { sessionMetrics } from './metricsSink';
 export async function tryFastPath(session: LockSession, why: string): Promise<SessionAttempt> {
   const { key, requester, request } = session;
   const attempts = ++session.state.attempts;
-  const attempt = await handoffCalls.tryAcquireLock.executeWithOptions(
-    { summary: `${why}, attempt ${attempts}` },
-    [{ key, requester, ttlMs: request.ttlMs, fairness: request.fairness, priority: request.priority }],
-  );
+  let attempt: SessionAttempt;
+  try {
+    attempt = await handoffCalls.tryAcquireLock.executeWithOptions(
+      { summary: `${why}, attempt ${attempts}` },
+      [{ key, requester, ttlMs: request.ttlMs, fairness: request.fairness, priority: request.priority }],
+    );
+  } catch (error) {
+    if (!lockServiceUnreachable(error)) throw error;
+    // The service is down: a denial like any other (no holder known, no place), so the session backs
+    // off under its budget and tries again, rather than failing while the service restarts.
+    const seen = {
+      holder: null,
+      holderLeaseUntil: null,
+      waiters: 0,
+      position: null,
+      serviceTime: Date.now(),
+    };
+    attempt = { granted: false, denial: denial('UNAVAILABLE', seen) };
+  }
   session.state.waitedMs = session.waitedMs();
   const releasedAt = session.releasedAt;
   if (attempt.granted) {

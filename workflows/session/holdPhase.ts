@@ -1,7 +1,8 @@
-import { condition, workflowInfo } from '@temporalio/workflow';
+import { condition, sleep, workflowInfo } from '@temporalio/workflow';
+import type { RenewalResult } from '../../activities/lockActivities';
 import { LATENCY_FLOOR_MS } from '../../policy/constants';
-import type { Lease } from '../../policy/lockSchemas';
-import { handoffCalls, lockCalls } from '../lockCalls';
+import type { FencedActionResult, Lease } from '../../policy/lockSchemas';
+import { handoffCalls, lockCalls, lockServiceUnreachable } from '../lockCalls';
 import type { LockSession, PhaseEnd } from './lockSession';
 import { tellParent } from './peerSignals';
 
@@ -30,9 +31,7 @@ export async function holdUntilReleased(session: LockSession, acquired: Lease): 
       if (released) break;
     }
     renewFirst = false;
-    const renewal = await lockCalls.renewLease.executeWithOptions({ summary: `renew token ${lease.token}` }, [
-      lease,
-    ]);
+    const renewal = await renewWhileTimeLeft(lease);
     if (!renewal.ok) {
       session.enter('lease-lost', `lease lost: ${renewal.reason}`);
       return { outcome: { status: 'lease-lost', lease, attempts: attempts(), reason: renewal.reason } };
@@ -45,10 +44,7 @@ export async function holdUntilReleased(session: LockSession, acquired: Lease): 
   }
 
   // The release activity wakes the head of the queue itself: the hand-off waits for no task of ours.
-  const released = await handoffCalls.releaseLock.executeWithOptions(
-    { summary: `release token ${lease.token}` },
-    [lease],
-  );
+  const released = await releaseWhileTimeLeft(lease);
   session.releaseAnswer = released;
   if (!released.ok) {
     const reason = `release refused: ${released.reason}`;
@@ -57,4 +53,47 @@ export async function holdUntilReleased(session: LockSession, acquired: Lease): 
   }
   session.enter('released', `released token ${lease.token}`);
   return { outcome: { status: 'released', lease, attempts: attempts(), heldMs: session.heldMs() } };
+}
+
+/** How long a session waits before it calls a lock service it could not reach again. */
+const UNREACHABLE_RETRY_MS = 1_000;
+
+// A renewal the lock service could not be reached for is tried again until the lease's deadline (as
+// the workflow's clock sees it): past it, the lease is lost whatever the service would say.
+async function renewWhileTimeLeft(lease: Lease): Promise<RenewalResult> {
+  for (;;) {
+    try {
+      return await lockCalls.renewLease.executeWithOptions({ summary: `renew token ${lease.token}` }, [
+        lease,
+      ]);
+    } catch (error) {
+      if (!lockServiceUnreachable(error)) throw error;
+      if (Date.now() + UNREACHABLE_RETRY_MS >= lease.leaseUntil)
+        return {
+          ok: false,
+          reason: `the lock service could not be reached before the lease ran out (${error.message})`,
+        };
+      await sleep(UNREACHABLE_RETRY_MS, {
+        summary: `lock service unreachable: renew token ${lease.token} again`,
+      });
+    }
+  }
+}
+
+// A release the lock service could not be reached for is tried again until the lease's deadline; past
+// it the service has let the lease expire, which is what the answer says.
+async function releaseWhileTimeLeft(lease: Lease): Promise<FencedActionResult> {
+  for (;;) {
+    try {
+      return await handoffCalls.releaseLock.executeWithOptions({ summary: `release token ${lease.token}` }, [
+        lease,
+      ]);
+    } catch (error) {
+      if (!lockServiceUnreachable(error)) throw error;
+      if (Date.now() >= lease.leaseUntil) return { ok: false, reason: 'expired', serviceTime: Date.now() };
+      await sleep(UNREACHABLE_RETRY_MS, {
+        summary: `lock service unreachable: release token ${lease.token} again`,
+      });
+    }
+  }
 }

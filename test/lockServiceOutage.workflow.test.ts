@@ -1,0 +1,85 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { FileEscalationStore } from '../activities/escalationStore';
+import { acquire, release, startAcquisition, stateOf } from '../client/lockwardenClient';
+import type { LockService } from '../locks/lockService';
+import { openLockService } from '../locks/openLockService';
+import { connectTestEnv, silentLog, withWorker } from './support/temporalFixture';
+import { freshSqlitePath, unique } from './support/tempFiles';
+import { waitFor } from './support/waitFor';
+
+// The lock service goes away for longer than Temporal's retries of one call (a restart, a failover):
+// sessions ride the outage out. On a PostgreSQL server of this suite's own, so stopping it disturbs
+// no other suite.
+const PORT = 35432;
+const SERVERS_DIR = path.join(
+  process.getuid?.() === 0 ? '/var/lib/lockwarden' : path.join(os.homedir(), '.local', 'state', 'lockwarden'),
+  'outage-test',
+);
+const server = (command: 'start' | 'stop') =>
+  execFileSync('bash', [path.join(__dirname, '..', 'scripts', 'lock-servers.sh'), command, 'postgres'], {
+    stdio: 'ignore',
+    env: { ...process.env, LOCKWARDEN_SERVERS_DIR: SERVERS_DIR, LOCKWARDEN_PG_PORT: String(PORT) },
+  });
+
+describe('a lock service outage', () => {
+  let env: TestWorkflowEnvironment;
+  let locks: LockService;
+  beforeAll(async () => {
+    fs.mkdirSync(SERVERS_DIR, { recursive: true });
+    server('start');
+    env = await connectTestEnv();
+    locks = await openLockService(`postgres://lockwarden@127.0.0.1:${PORT}/lockwarden`);
+  });
+  afterAll(async () => {
+    await locks?.close();
+    await env?.teardown();
+    server('stop');
+  });
+
+  it('is a wait, not the end of a session: a waiter backs off until the service is back, and a release is retried until it lands', async () => {
+    const escalations = new FileEscalationStore(freshSqlitePath().replace(/\.sqlite$/, '.jsonl'));
+    await withWorker(env, { locks, log: silentLog, escalations }, async (taskQueue) => {
+      const key = unique('outage');
+      const holder = await acquire(env.client, { key, requester: 'holder', ttlMs: 30_000 }, { taskQueue });
+      server('stop');
+      try {
+        // A session that starts while the service is down: each attempt is a denial it backs off from.
+        const waiter = await startAcquisition(
+          env.client,
+          { key: unique('other'), requester: 'waiter', budget: { maxRetries: 100, maxTotalWaitMs: 120_000 } },
+          { taskQueue },
+        );
+        await waitFor(
+          'the waiter backing off from an unreachable service',
+          async () => {
+            const state = await stateOf(env.client, waiter.workflowId);
+            return state.phase === 'backing-off' && state.decisions.length > 0;
+          },
+          30_000,
+        );
+        // The holder's release, asked during the outage, waits for the service instead of failing.
+        const released = release(env.client, holder.lease);
+        await delay(2_000);
+        server('start');
+        expect(await released).toMatchObject({ ok: true });
+        expect(await holder.session.result()).toMatchObject({ status: 'released' });
+        await waitFor(
+          'the waiter holding',
+          async () => (await stateOf(env.client, waiter.workflowId)).phase === 'holding',
+          30_000,
+        );
+        const state = await stateOf(env.client, waiter.workflowId);
+        expect(state.lease?.holder).toBe('waiter');
+        expect(state.attempts).toBeGreaterThan(1);
+        expect(await release(env.client, state.lease!)).toMatchObject({ ok: true });
+      } finally {
+        server('start');
+      }
+    });
+  }, 120_000);
+});

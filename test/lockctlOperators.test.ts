@@ -1,7 +1,8 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { acquire, release, resolve, stateOf } from '../client/lockwardenClient';
+import { awaitLeaseShowingProgress } from '../client/acquireProgress';
+import { acquire, release, resolve, startAcquisition, stateOf } from '../client/lockwardenClient';
 import type { SessionRow } from '../client/sessionList';
 import { acquisitionWorkflowId } from '../policy/constants';
 import type { LockStatus } from '../policy/lockStatus';
@@ -128,6 +129,32 @@ describe('lockctl for operators', () => {
         await release(fixture.env.client, { key, holder: 'replica-b' });
         expect(await waiters[1]!.exit).toBe(0);
         await release(fixture.env.client, { key, holder: 'replica-c' });
+      },
+    );
+  });
+
+  it('rewrites one progress line in place on a terminal, and ends it when the lease is held', async () => {
+    await withWorker(
+      fixture.env,
+      { locks: fixture.locks, log: silentLog, escalations: fixture.escalations },
+      async (taskQueue) => {
+        const key = unique('tty');
+        const holder = await acquire(fixture.env.client, { key, requester: 'replica-a' }, { taskQueue });
+        const waiter = await startAcquisition(
+          fixture.env.client,
+          { key, requester: 'replica-b' },
+          { taskQueue },
+        );
+        const written: string[] = [];
+        const terminal = { isTTY: true, write: (text: string) => written.push(text) };
+        const answer = awaitLeaseShowingProgress(fixture.env.client, waiter.workflowId, terminal, 100);
+        await waitFor('a progress line', async () => written.some((t) => t.includes('place 1')));
+        expect(await release(fixture.env.client, holder.lease)).toMatchObject({ ok: true });
+        expect(await answer).toMatchObject({ status: 'acquired', lease: { holder: 'replica-b' } });
+        // Each line erases the one before it, and the last is ended, so the shell prompt starts clean.
+        expect(written.slice(0, -1).every((t) => t.startsWith('\r\x1b[2K'))).toBe(true);
+        expect(written.at(-1)).toBe('\n');
+        await release(fixture.env.client, { key, holder: 'replica-b' });
       },
     );
   });

@@ -38,7 +38,8 @@ export interface EtcdLockServiceOptions {
 
 // etcd grants lease TTLs in whole seconds and never below its own floor (about 1.5 x the election timeout).
 const ETCD_MIN_TTL_S = 2;
-const LEASE_PREFIX = 'lockwarden/lease/';
+/** Where the etcd backend keeps each key's lease, one etcd key per lock key. */
+export const LEASE_PREFIX = 'lockwarden/lease/';
 const WAIT_PREFIX = 'lockwarden/wait/';
 const TOKEN_PREFIX = 'lockwarden/token/';
 const leaseKeyOf = (key: string) => LEASE_PREFIX + encodeURIComponent(key);
@@ -47,7 +48,8 @@ const waitPrefixOf = (key: string) => `${WAIT_PREFIX}${encodeURIComponent(key)}/
 const tokenMarkerOf = (key: string) => TOKEN_PREFIX + encodeURIComponent(key);
 const ticketKeyOf = (key: string, requester: string) => waitPrefixOf(key) + encodeURIComponent(requester);
 
-interface LeaseValue {
+/** What a lease key holds. */
+export interface LeaseValue {
   holder: string;
   ttlMs: number;
   grantedAt: number;

@@ -12,6 +12,17 @@ export const DEFAULT_TEMPORAL_ADDRESS = '127.0.0.1:7233';
 /** The Temporal Web UI when none is configured: the local dev server's. */
 export const DEFAULT_UI_URL = 'http://localhost:8233';
 
+/**
+ * How long one workflow activation may run before the worker's sandbox stops it (the SDK's default is
+ * 5 s). The watchdog counts wall time, so a worker frozen mid-activation (a SIGSTOP, a VM paused for
+ * migration, a long stop-the-world collection) trips it on resume, and a tripped timeout can corrupt
+ * Node's async-hook stack and take the worker down (nodejs/node#38503). lockwarden's activations take
+ * milliseconds; the server's own 10 s workflow-task timeout already reassigns a task a stalled worker
+ * holds, so a long bound here costs only this: a runaway loop in workflow code is caught after a
+ * minute instead of after 5 s.
+ */
+export const DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS = 60_000;
+
 /** The lock service's observed latency floor: no retry is ever scheduled sooner than this. */
 export const LATENCY_FLOOR_MS = 50;
 

@@ -1,4 +1,5 @@
 import { type CampaignRecordings, checkCampaign } from '../bench/campaign/checker';
+import type { LeaseKeyEvent } from '../locks/etcdLeaseHistory';
 import type { FencedWriteAttempt } from '../locks/fencedResource';
 
 // The fault campaign's checker on recordings made up to break each claim once: it must find every
@@ -43,7 +44,7 @@ function clean(): CampaignRecordings {
     faults: [{ kind: 'lock-server-restart', at: 1_050, detail: 'crash' }],
     sessions: { s1: 'wrote', s2: 'wrote', s3: 'lease-lost' },
     runsPerSessionId: { 'lock/k/h1': 1, 'lock/k/h2': 1, 'lock/k/h3': 1 },
-    clockToleranceMs: 0,
+    serviceOrder: null,
     workerCrashes: [],
   };
 }
@@ -79,12 +80,65 @@ describe("the fault campaign's checker", () => {
     expect(violationsOf(r)).toEqual({ 'refusal-without-newer-token': 1 });
   });
 
-  it('finds two leases of one key that overlap on the service clock, and allows the tolerance given', () => {
+  it('finds two leases of one key that overlap on the service clock', () => {
     const r = clean();
     r.journal = [grant(1, 0), grant(2, 2_000), release(2, 2_500)];
     r.writes = {};
     expect(violationsOf(r)).toEqual({ 'overlapping-leases': 1 });
-    expect(violationsOf({ ...r, clockToleranceMs: 1_500 })).toEqual({});
+  });
+
+  describe("judged by the service's own order (etcd's revisions)", () => {
+    const event = (
+      op: LeaseKeyEvent['op'],
+      revision: number,
+      holder: string | null = null,
+    ): LeaseKeyEvent => ({
+      key: 'k',
+      op,
+      revision: String(revision),
+      holder,
+    });
+    // Tokens 10, 20, 30 are the revisions of their creates; each lease key was deleted before the
+    // next was written. The journaled times are a paused worker's estimates: they overlap by 400 ms.
+    const exact = (): CampaignRecordings => ({
+      ...clean(),
+      journal: [grant(10, 0), grant(20, 2_600), release(20, 4_000), grant(30, 4_050)],
+      writes: {},
+      serviceOrder: [
+        event('create', 10, 'h10'),
+        event('delete', 15),
+        event('create', 20, 'h20'),
+        event('delete', 25),
+        event('create', 30, 'h30'),
+      ],
+    });
+
+    it('finds nothing wrong when each lease key was deleted before the next was written, whatever the estimated times', () => {
+      expect(violationsOf(exact())).toEqual({});
+      // The same grants judged by their estimated times would overlap.
+      expect(violationsOf({ ...exact(), serviceOrder: null })).toEqual({ 'overlapping-leases': 1 });
+    });
+
+    it('finds a lease written while the one before it was still live', () => {
+      const r = exact();
+      r.serviceOrder = r.serviceOrder!.filter((e) => e.revision !== '15');
+      expect(violationsOf(r)).toEqual({ 'overlapping-leases': 1 });
+    });
+
+    it('finds a live lease written over by another holder', () => {
+      const r = exact();
+      r.serviceOrder!.push({ key: 'k', op: 'overwrite', revision: '31', holder: 'intruder' });
+      expect(violationsOf(r)).toEqual({ 'overlapping-leases': 1 });
+    });
+
+    it('finds a journaled grant the service never made, or made to another holder', () => {
+      const missing = exact();
+      missing.serviceOrder = missing.serviceOrder!.filter((e) => e.revision !== '30');
+      expect(violationsOf(missing)).toEqual({ 'grant-unknown-to-service': 1 });
+      const other = exact();
+      other.serviceOrder = other.serviceOrder!.map((e) => (e.revision === '20' ? { ...e, holder: 'h9' } : e));
+      expect(violationsOf(other)).toEqual({ 'grant-unknown-to-service': 1 });
+    });
   });
 
   it('matches a release to its grant whichever worker journaled either, in whatever order the journals are read', () => {

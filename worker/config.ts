@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import { DEFAULT_ONCALL, type OnCallConfig } from '../activities/oncallActivities';
 import { DEFAULT_LOCK_SERVICE_URL } from '../locks/openLockService';
-import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, DEFAULT_TEMPORAL_ADDRESS } from '../policy/constants';
+import {
+  DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS,
+  DEFAULT_NAMESPACE,
+  DEFAULT_TASK_QUEUE,
+  DEFAULT_TEMPORAL_ADDRESS,
+} from '../policy/constants';
 import { describeIssues, InvalidConfigurationError } from '../policy/errors';
 
 const workerConfigSchema = z.object({
@@ -26,6 +31,12 @@ const workerConfigSchema = z.object({
   METRICS_HOST: z.union([z.ipv4(), z.ipv6(), z.literal('localhost')]).default('127.0.0.1'),
   LOCKWARDEN_SDK_METRICS_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
   LOCKWARDEN_METRICS_KEY_LABELS: z.enum(['true', 'false']).default('false'),
+  LOCKWARDEN_ISOLATE_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(24 * 60 * 60 * 1000)
+    .default(DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS),
 });
 
 /** The worker's configuration, read once from the environment at start. */
@@ -38,6 +49,8 @@ export interface WorkerConfig {
   logLevel: z.infer<typeof workerConfigSchema>['LOG_LEVEL'];
   oncall: OnCallConfig;
   escalationsFile: string;
+  /** How long one workflow activation may run (see DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS). */
+  isolateExecutionTimeoutMs: number;
   /** Where `/metrics` is served (lockwarden's and the SDK's), or null: no metrics endpoint. */
   metrics: { port: number; host: string; sdkPort: number; keyLabels: boolean } | null;
 }
@@ -60,6 +73,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
       reviewThreshold: c.LOCKWARDEN_REVIEW_THRESHOLD,
     },
     escalationsFile: c.LOCKWARDEN_ESCALATIONS_FILE,
+    isolateExecutionTimeoutMs: c.LOCKWARDEN_ISOLATE_TIMEOUT_MS,
     metrics: c.METRICS_PORT
       ? {
           port: c.METRICS_PORT,

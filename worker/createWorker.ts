@@ -1,6 +1,7 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { createMetrics } from '../activities/metrics';
+import { withIsolateTimeout } from './isolateTimeout';
 import { sessionMetricsSinks } from './sessionMetricsSinks';
 
 /** Where the worker finds workflow code: a prebuilt bundle (tests share one) or the source path. */
@@ -16,17 +17,24 @@ export interface LockwardenWorkerOptions {
   taskQueue: string;
   deps: ActivityDeps;
   workflows?: WorkflowSource;
+  /** How long one workflow activation may run; DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS when absent. */
+  isolateExecutionTimeoutMs?: number;
 }
 
 /** Builds a worker that runs lockwarden's workflows and activities on one task queue. */
 export function createLockwardenWorker(options: LockwardenWorkerOptions): Promise<Worker> {
   const metrics = options.deps.metrics ?? createMetrics();
-  return Worker.create({
-    connection: options.connection,
-    namespace: options.namespace,
-    taskQueue: options.taskQueue,
-    activities: createActivities({ ...options.deps, metrics }),
-    sinks: sessionMetricsSinks(metrics),
-    ...(options.workflows ?? { workflowsPath: WORKFLOWS_PATH }),
-  });
+  return Worker.create(
+    withIsolateTimeout(
+      {
+        connection: options.connection,
+        namespace: options.namespace,
+        taskQueue: options.taskQueue,
+        activities: createActivities({ ...options.deps, metrics }),
+        sinks: sessionMetricsSinks(metrics),
+        ...(options.workflows ?? { workflowsPath: WORKFLOWS_PATH }),
+      },
+      options.isolateExecutionTimeoutMs,
+    ),
+  );
 }

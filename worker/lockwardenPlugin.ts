@@ -14,6 +14,7 @@ import type { OnCallConfig } from '../activities/oncallActivities';
 import { createSessionWaker } from '../activities/sessionSignals';
 import type { LockService } from '../locks/lockService';
 import { WORKFLOWS_PATH } from './createWorker';
+import { withIsolateTimeout } from './isolateTimeout';
 import { sessionMetricsSinks } from './sessionMetricsSinks';
 
 /** What lockwarden needs inside a user's worker: its lock service and its side effects' targets. */
@@ -31,6 +32,11 @@ export interface LockwardenPluginOptions {
   /** Where lockwarden's metrics go; serve `metrics.registry` on your /metrics. */
   metrics?: Metrics;
   log?: Logger;
+  /**
+   * How long one workflow activation may run in this worker, unless the worker's own
+   * `isolateExecutionTimeout` says otherwise; DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS when absent.
+   */
+  isolateExecutionTimeoutMs?: number;
 }
 
 /**
@@ -43,6 +49,7 @@ export interface LockwardenPluginOptions {
 export class LockwardenPlugin extends SimplePlugin {
   /** lockwarden's metrics in this worker: serve `metrics.registry` on your /metrics. */
   readonly metrics: Metrics;
+  private readonly isolateExecutionTimeoutMs: number | undefined;
 
   constructor(options: LockwardenPluginOptions) {
     const metrics = options.metrics ?? createMetrics();
@@ -61,18 +68,22 @@ export class LockwardenPlugin extends SimplePlugin {
       }),
     });
     this.metrics = metrics;
+    this.isolateExecutionTimeoutMs = options.isolateExecutionTimeoutMs;
   }
 
   override configureWorker(options: WorkerOptions): WorkerOptions {
     const configured = super.configureWorker(options);
-    return {
-      ...configured,
-      // A prebuilt bundle already holds lockwarden's workflows (bundled with this plugin).
-      ...(configured.workflowBundle
-        ? {}
-        : { workflowsPath: withLockwardenWorkflows(configured.workflowsPath) }),
-      sinks: { ...configured.sinks, ...sessionMetricsSinks(this.metrics) },
-    };
+    return withIsolateTimeout(
+      {
+        ...configured,
+        // A prebuilt bundle already holds lockwarden's workflows (bundled with this plugin).
+        ...(configured.workflowBundle
+          ? {}
+          : { workflowsPath: withLockwardenWorkflows(configured.workflowsPath) }),
+        sinks: { ...configured.sinks, ...sessionMetricsSinks(this.metrics) },
+      },
+      this.isolateExecutionTimeoutMs,
+    );
   }
 
   override configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {

@@ -48,6 +48,7 @@ async function main(): Promise<void> {
       connection,
       namespace: config.namespace,
       taskQueue: config.taskQueue,
+      isolateExecutionTimeoutMs: config.isolateExecutionTimeoutMs,
       deps: {
         locks,
         log,

@@ -2,6 +2,7 @@
 // resources' write logs, the lock service's journaled grants, renewals and releases, the nemesis's
 // faults and the sessions' outcomes to what lockwarden claims, and counts each way they fall short.
 
+import type { LeaseKeyEvent } from '../../locks/etcdLeaseHistory';
 import type { FencedWriteAttempt } from '../../locks/fencedResource';
 import type { JournalEntry } from './journal';
 
@@ -26,8 +27,12 @@ export interface CampaignRecordings {
   sessions: Record<string, SessionOutcome>;
   /** Runs per lock-session workflow id (continued runs not counted), from Temporal's visibility. */
   runsPerSessionId: Record<string, number>;
-  /** Slack allowed when comparing lease times (etcd's are the worker's estimates). */
-  clockToleranceMs: number;
+  /**
+   * The lock service's own order of lease changes, where its times are not its own (etcd reports
+   * the worker's estimates): leases are then judged by that order, exactly, instead of by time.
+   * Null for the services whose times come from their own clock.
+   */
+  serviceOrder: LeaseKeyEvent[] | null;
   /** Worker processes that exited without being told to (a crash is a bug, whatever the faults). */
   workerCrashes: string[];
 }
@@ -36,6 +41,7 @@ export const VIOLATION_KINDS = [
   'stale-write-accepted',
   'refusal-without-newer-token',
   'overlapping-leases',
+  'grant-unknown-to-service',
   'token-not-increasing',
   'token-reused',
   'token-fell-after-restart',
@@ -83,6 +89,7 @@ export function checkCampaign(r: CampaignRecordings): CampaignReport {
   const leases = leasesOf(r.journal, flag);
   const writes = checkWrites(r.writes, leases, flag);
   const restartsCrossed = checkLeases(leases, r, flag);
+  if (r.serviceOrder) checkServiceOrder(r.serviceOrder, leases, flag);
 
   const journaledTokens = new Set([...leases.values()].flat().map((l) => `${l.key}#${l.token}`));
   const writtenTokens = new Set(
@@ -161,7 +168,8 @@ function leasesOf(
   return byKey;
 }
 
-// Tokens rise with grant time, across restarts, and no lease starts before the previous one ended.
+// Tokens keep rising across every lock-server restart; where the service's times are its own, tokens
+// also rise with grant time and no lease starts before the previous one ended.
 function checkLeases(
   byKey: Map<string, Lease[]>,
   r: CampaignRecordings,
@@ -170,22 +178,7 @@ function checkLeases(
   let restartsCrossed = 0;
   const restarts = r.faults.filter((f) => f.kind === 'lock-server-restart').map((f) => f.at);
   for (const [key, leases] of byKey) {
-    for (let i = 1; i < leases.length; i++) {
-      const [previous, next] = [leases[i - 1]!, leases[i]!];
-      if (next.grantedAt + r.clockToleranceMs < previous.grantedAt)
-        flag('token-not-increasing', `${key}: token ${next.token} granted before token ${previous.token}`);
-    }
-    // In the order the service granted them, each lease starts after the one before it ended.
-    const byTime = [...leases].sort((a, b) => a.grantedAt - b.grantedAt);
-    for (let i = 1; i < byTime.length; i++) {
-      const [previous, next] = [byTime[i - 1]!, byTime[i]!];
-      const previousEnd = Math.min(previous.releasedAt ?? Number.POSITIVE_INFINITY, previous.leaseUntil);
-      if (next.grantedAt + r.clockToleranceMs < previousEnd)
-        flag(
-          'overlapping-leases',
-          `${key}: token ${next.token} granted at ${next.grantedAt}, ${previousEnd - next.grantedAt} ms before token ${previous.token} ended`,
-        );
-    }
+    if (!r.serviceOrder) checkLeaseTimes(key, leases, flag);
     for (const at of restarts) {
       const before = leases.filter((l) => l.grantedAt < at);
       const after = leases.filter((l) => l.grantedAt >= at);
@@ -201,6 +194,70 @@ function checkLeases(
     }
   }
   return restartsCrossed;
+}
+
+// One key's leases (in token order) on the service's clock: tokens rise with grant time, and in the
+// order the service granted them each lease starts after the one before it ended.
+function checkLeaseTimes(key: string, leases: Lease[], flag: (k: ViolationKind, e: string) => void): void {
+  for (let i = 1; i < leases.length; i++) {
+    const [previous, next] = [leases[i - 1]!, leases[i]!];
+    if (next.grantedAt < previous.grantedAt)
+      flag('token-not-increasing', `${key}: token ${next.token} granted before token ${previous.token}`);
+  }
+  const byTime = [...leases].sort((a, b) => a.grantedAt - b.grantedAt);
+  for (let i = 1; i < byTime.length; i++) {
+    const [previous, next] = [byTime[i - 1]!, byTime[i]!];
+    const previousEnd = Math.min(previous.releasedAt ?? Number.POSITIVE_INFINITY, previous.leaseUntil);
+    if (next.grantedAt < previousEnd)
+      flag(
+        'overlapping-leases',
+        `${key}: token ${next.token} granted at ${next.grantedAt}, ${previousEnd - next.grantedAt} ms before token ${previous.token} ended`,
+      );
+  }
+}
+
+// The same claims judged exactly, by the service's own order of changes (etcd's revisions): per key a
+// lease is written only after the one before it was deleted, a live lease is never written over by
+// another holder, and every grant a worker journaled is a write the service made, to that holder,
+// at the token's revision. Tokens are revisions, so they rise in service order by construction.
+function checkServiceOrder(
+  history: LeaseKeyEvent[],
+  byKey: Map<string, Lease[]>,
+  flag: (k: ViolationKind, e: string) => void,
+): void {
+  const created = new Map<string, string>(); // key#token -> holder
+  const live = new Map<string, { token: string; holder: string }>();
+  const ordered = [...history].sort((a, b) => (BigInt(a.revision) < BigInt(b.revision) ? -1 : 1));
+  for (const event of ordered) {
+    const current = live.get(event.key);
+    if (event.op === 'delete') {
+      live.delete(event.key);
+      continue;
+    }
+    if (event.op === 'create' && current)
+      flag(
+        'overlapping-leases',
+        `${event.key}: ${event.holder} written at revision ${event.revision} while token ${current.token} of ${current.holder} was live`,
+      );
+    if (event.op === 'overwrite' && current?.holder !== event.holder)
+      flag(
+        'overlapping-leases',
+        `${event.key}: ${event.holder} written over ${current ? `token ${current.token} of ${current.holder}` : 'no lease'} at revision ${event.revision}`,
+      );
+    if (event.op === 'create') {
+      created.set(`${event.key}#${event.revision}`, event.holder!);
+      live.set(event.key, { token: event.revision, holder: event.holder! });
+    }
+  }
+  for (const [key, leases] of byKey)
+    for (const lease of leases) {
+      const holder = created.get(`${key}#${lease.token}`);
+      if (holder !== lease.holder)
+        flag(
+          'grant-unknown-to-service',
+          `${key}: token ${lease.token} journaled for ${lease.holder}, ${holder ? `written for ${holder}` : 'never written'} in the service's history`,
+        );
+    }
 }
 
 // Per key, in commit order: an accepted token never below one accepted before it; a refusal names a

@@ -25,3 +25,10 @@ export async function nightlyExport(input: {
     { taskQueue: input.lockwardenTaskQueue },
   );
 }
+
+/** CPU-bound work done in a single activation, as a user's workflow might (the pause test's target). */
+export async function busyActivation(iterations: number): Promise<number> {
+  let x = 0;
+  for (let i = 0; i < iterations; i++) x = (Math.imul(x, 31) + i) | 0;
+  return x;
+}

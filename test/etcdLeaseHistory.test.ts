@@ -1,0 +1,76 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { checkCampaign } from '../bench/campaign/checker';
+import type { JournalEntry } from '../bench/campaign/journal';
+import { currentEtcdRevision, readEtcdLeaseHistory } from '../locks/etcdLeaseHistory';
+import { lockServiceUrlSchema, openLockService } from '../locks/openLockService';
+import { SERVER_URLS } from './support/lockBackends';
+
+// etcd's own order of lease changes, read from a real etcd server's history: what the fault campaign
+// judges etcd leases by, since the times etcd's backend reports are the worker's estimates.
+
+const target = lockServiceUrlSchema.parse(SERVER_URLS.etcd);
+const hosts = target.backend === 'etcd' ? target.hosts : [];
+
+describe("etcd's lease history", () => {
+  it('reads every grant, release and expiry of a key in revision order, with tokens equal to the create revisions', async () => {
+    const locks = await openLockService(SERVER_URLS.etcd);
+    const key = `history-${process.pid}-${Date.now()}`;
+    const journal: JournalEntry[] = [];
+    try {
+      const from = await currentEtcdRevision(hosts);
+      const take = async (holder: string) => {
+        const attempt = await locks.tryAcquire({ key, requester: holder, ttlMs: 2_000 });
+        if (!attempt.granted) throw new Error(`${holder} was denied: ${attempt.denial.reason}`);
+        journal.push({ op: 'grant', ...attempt.lease });
+        return attempt.lease;
+      };
+      const a = await take('a');
+      await locks.release({ key, holder: 'a', token: a.token });
+      const b = await take('b');
+      // b lets its lease run out: etcd itself deletes the key when its lease expires.
+      for (let i = 0; i < 100 && (await locks.inspect(key)).holder !== null; i++) await delay(100);
+      const c = await take('c');
+
+      const history = (await readEtcdLeaseHistory(hosts, { fromRevision: from })).filter(
+        (e) => e.key === key,
+      );
+      expect(history.map((e) => [e.op, e.holder])).toEqual([
+        ['create', 'a'],
+        ['delete', null],
+        ['create', 'b'],
+        ['delete', null],
+        ['create', 'c'],
+      ]);
+      expect(history.filter((e) => e.op === 'create').map((e) => e.revision)).toEqual([
+        a.token,
+        b.token,
+        c.token,
+      ]);
+
+      const report = checkCampaign({
+        writes: {},
+        journal,
+        faults: [],
+        sessions: {},
+        runsPerSessionId: {},
+        serviceOrder: history,
+        workerCrashes: [],
+      });
+      expect(Object.values(report.violations).every((n) => n === 0)).toBe(true);
+      // The same journal against a history that lacks b's expiry: b's lease would still be live.
+      const withoutExpiry = history.filter((e, i) => !(e.op === 'delete' && i === 3));
+      const flagged = checkCampaign({
+        writes: {},
+        journal,
+        faults: [],
+        sessions: {},
+        runsPerSessionId: {},
+        serviceOrder: withoutExpiry,
+        workerCrashes: [],
+      });
+      expect(flagged.violations['overlapping-leases']).toBe(1);
+    } finally {
+      await locks.close();
+    }
+  });
+});

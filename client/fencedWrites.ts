@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
-import { Pool } from 'pg';
 import type { FencedWriteAttempt } from '../locks/fencedResource';
 import { PostgresFencedResource } from '../locks/postgresFencedResource';
 import { SqliteFencedResource } from '../locks/sqliteFencedResource';
+import { withDriver } from '../locks/optionalDrivers';
 import { InvalidLockRequestError } from '../policy/errors';
 
 /**
@@ -25,6 +25,7 @@ export async function readFencedWrites(url: string, resource: string): Promise<F
     }
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
+    const { Pool } = await withDriver('pg', '--fenced postgres://', () => import('pg'));
     const pool = new Pool({ connectionString: url, max: 1 });
     try {
       return await (await PostgresFencedResource.open(pool)).attempts(resource);

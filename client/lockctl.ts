@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
 import { ZodError } from 'zod';
 import { WorkflowUpdateFailedError } from '@temporalio/client';

@@ -116,6 +116,25 @@ export async function acquire(
   return { lease: answer.lease, session };
 }
 
+/**
+ * Runs `fn` while holding a lock, from code outside a workflow: acquires (waiting as `acquire` does),
+ * hands `fn` the lease (pass its token to the resource's FencedResource), and releases after `fn`
+ * returns or throws. Throws LockNotAcquired when the session ends without the lease.
+ */
+export async function withLease<T>(
+  client: Client,
+  input: AcquireRequestInput,
+  fn: (lease: Lease) => Promise<T>,
+  placement: SessionPlacement = {},
+): Promise<T> {
+  const { lease } = await acquire(client, input, placement);
+  try {
+    return await fn(lease);
+  } finally {
+    await release(client, lease);
+  }
+}
+
 /** How many runs a call follows when the session keeps continuing as new under it. */
 const MAX_RUNS_FOLLOWED = 100;
 

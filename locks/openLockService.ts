@@ -1,10 +1,8 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { describeIssues, InvalidConfigurationError } from '../policy/errors';
-import { EtcdLockService } from './etcdLockService';
 import type { LockService } from './lockService';
-import { PostgresLockService } from './postgresLockService';
-import { RedisLockService } from './redisLockService';
+import { withDriver } from './optionalDrivers';
 import { SqliteLockService } from './sqliteLockService';
 
 /** The embedded default: a SQLite file beside the checkout's other local state. */
@@ -54,14 +52,22 @@ export async function openLockService(
     );
   }
   const target = parsed.data;
+  // The server backends' drivers are optional: each is loaded only when its URL is opened.
+  const what = `LOCK_SERVICE_URL ${target.backend}://`;
   switch (target.backend) {
     case 'sqlite':
       return new SqliteLockService({ path: target.path, ...options });
-    case 'redis':
+    case 'redis': {
+      const { RedisLockService } = await withDriver('redis', what, () => import('./redisLockService'));
       return RedisLockService.open({ url: target.url, ...options });
-    case 'postgres':
+    }
+    case 'postgres': {
+      const { PostgresLockService } = await withDriver('pg', what, () => import('./postgresLockService'));
       return PostgresLockService.open({ connectionString: target.url, ...options });
-    case 'etcd':
+    }
+    case 'etcd': {
+      const { EtcdLockService } = await withDriver('etcd3', what, () => import('./etcdLockService'));
       return new EtcdLockService({ hosts: target.hosts, ...options });
+    }
   }
 }

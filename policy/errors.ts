@@ -11,6 +11,7 @@ export const FAILURE_TYPES = {
   leaseLost: 'LeaseLost',
   leaseActionDenied: 'LeaseActionDenied',
   invalidOperatorAnswer: 'InvalidOperatorAnswer',
+  missingDriver: 'MissingDriver',
 } as const;
 
 /** Thrown when a lock request fails validation; the message names each bad field and what is accepted. */
@@ -42,11 +43,34 @@ export function isInvalidConfiguration(error: unknown): error is InvalidConfigur
   return error instanceof Error && error.name === FAILURE_TYPES.invalidConfiguration;
 }
 
+/**
+ * Thrown when a lock service URL (or a fenced resource) names a backend whose driver package is not
+ * installed: lockwarden's drivers for Redis, PostgreSQL and etcd are optional peer dependencies.
+ */
+export class MissingDriverError extends Error {
+  override readonly name = FAILURE_TYPES.missingDriver;
+  constructor(
+    readonly what: string,
+    readonly packageName: string,
+    readonly versionRange: string,
+  ) {
+    super(
+      `${what} needs the "${packageName}" package, which is not installed: npm install ${packageName}@${versionRange}`,
+    );
+  }
+}
+
+/** Type guard for {@link MissingDriverError}. */
+export function isMissingDriver(error: unknown): error is MissingDriverError {
+  return error instanceof Error && error.name === FAILURE_TYPES.missingDriver;
+}
+
 /** Error type names that retrying cannot fix; activities and workflows declare them non-retryable. */
 export const NON_RETRYABLE_ERROR_TYPES = [
   FAILURE_TYPES.invalidLockRequest,
   FAILURE_TYPES.invalidConfiguration,
   FAILURE_TYPES.leaseActionDenied,
+  FAILURE_TYPES.missingDriver,
 ];
 
 /** Renders zod issues as `path: message` lines, the form every typed error above carries. */

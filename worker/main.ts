@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import pino from 'pino';

@@ -1,0 +1,39 @@
+// `lockwarden/client`: acquiring and releasing from code outside a workflow, through a Temporal
+// client, and the error classes every entry point may throw.
+export {
+  acquire,
+  acquisitionWorkflowId,
+  awaitLeaseOf,
+  forceRelease,
+  release,
+  resolve,
+  type SessionPlacement,
+  type StartedAcquisition,
+  startAcquisition,
+  stateOf,
+  statusOf,
+  withLease,
+  workflowUiUrl,
+} from '../client/lockwardenClient';
+export { type ClientTarget, connectClient } from '../client/connect';
+export {
+  FAILURE_TYPES,
+  InvalidConfigurationError,
+  InvalidLockRequestError,
+  isInvalidConfiguration,
+  isInvalidLockRequest,
+  isLockNotAcquired,
+  isMissingDriver,
+  LockNotAcquiredError,
+  MissingDriverError,
+} from '../policy/errors';
+export type { AcquireRequestInput, RetryBudget } from '../policy/acquireRequest';
+export type { Fairness, FencedActionResult, Lease } from '../policy/lockSchemas';
+export type { LockStatus } from '../policy/lockStatus';
+export type {
+  OperatorDecisionInput,
+  ReleaseAnswer,
+  SessionNews,
+  SessionOutcome,
+  SessionState,
+} from '../policy/session';

@@ -1,20 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import {
-  Client,
-  Connection,
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowFailedError,
-  WorkflowIdConflictPolicy,
-  WorkflowIdReusePolicy,
-} from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { type LeaseKeyEvent, readEtcdLeaseHistory } from '../locks/etcdLeaseHistory';
 import { lockServiceUrlSchema } from '../locks/openLockService';
-import { FAILURE_TYPES } from '../policy/errors';
 import { withLockwardenWorkflows } from '../worker/lockwardenPlugin';
 import {
   assertCampaignPortsFree,
@@ -24,9 +15,9 @@ import {
   campaignDirs,
   startResourceServer,
 } from './campaign/campaignServers';
-import type { CampaignWriteResult, campaignWrite } from './campaign/campaignWorkflows';
 import { checkCampaign, type SessionOutcome, VIOLATION_KINDS } from './campaign/checker';
 import { readJournals } from './campaign/journal';
+import { outcomesOfAll, runSession, runsPerSessionId } from './campaign/sessions';
 import { Nemesis, seededRandom } from './campaign/nemesis';
 import { openResources } from './campaign/resources';
 import { WorkerPool } from './campaign/workerPool';
@@ -65,6 +56,8 @@ const TTL_MS = 3_000;
 const TASK_QUEUE = 'campaign';
 /** How long a session may take to reach an outcome once the campaign stops starting new ones. */
 const DRAIN_MS = 5 * 60_000;
+/** How long past the drain a session's driver keeps asking Temporal before it counts it lost. */
+const SESSION_GRACE_MS = 10 * 60_000;
 
 const say = (line: string) => console.log(`[campaign ${options.backend}] ${line}`);
 
@@ -147,13 +140,18 @@ async function main(): Promise<number> {
     const launch = () => {
       const n = seq++;
       const id = `campaign/${tag}/${n}`;
-      const session = runSession(client, id, {
-        key: keys[n % keys.length]!,
-        requester: `w${n}`,
-        records: 1 + Math.floor(random() * 5),
-        ttlMs: TTL_MS,
-        workMs: 10 + Math.floor(random() * 40),
-      }).then((outcome) => {
+      const session = runSession(
+        client,
+        id,
+        {
+          key: keys[n % keys.length]!,
+          requester: `w${n}`,
+          records: 1 + Math.floor(random() * 5),
+          ttlMs: TTL_MS,
+          workMs: 10 + Math.floor(random() * 40),
+        },
+        { taskQueue: TASK_QUEUE, deadline: Date.now() + DRAIN_MS + SESSION_GRACE_MS },
+      ).then((outcome) => {
         outcomes[id] = outcome;
         inflight.delete(session);
       });
@@ -182,16 +180,22 @@ async function main(): Promise<number> {
       delay(DRAIN_MS).then(() => false),
     ]);
     if (!drained) say(`${inflight.size} sessions still without an outcome after ${DRAIN_MS / 1000} s`);
-    for (let n = 0; n < seq; n++) outcomes[`campaign/${tag}/${n}`] ??= 'lost';
+    const launched = Array.from({ length: seq }, (_, n) => `campaign/${tag}/${n}`);
 
     const writes = Object.fromEntries(
       await Promise.all(keys.map(async (k) => [k, await resources.attempts(k)] as const)),
     );
+    const records = Object.fromEntries(
+      await Promise.all(keys.map(async (k) => [k, await resources.records(k)] as const)),
+    );
+    const journal = readJournals(pool.journals);
     const report = checkCampaign({
       writes,
-      journal: readJournals(pool.journals),
+      records,
+      journal: journal.entries,
+      unreadableJournalLines: journal.unreadable,
       faults: nemesis.faults,
-      sessions: outcomes,
+      sessions: outcomesOfAll(launched, outcomes),
       runsPerSessionId: await runsPerSessionId(client),
       // etcd's lease times are the worker's estimates (README, Lock services): judge its leases by
       // its own order of revisions instead.
@@ -209,7 +213,8 @@ async function main(): Promise<number> {
       `sessions: ${Object.entries(report.sessions)
         .map(([k, n]) => `${k} ${n}`)
         .join(', ')}`,
-      `leases: ${report.leases.granted} granted on ${report.leases.keys} keys, ${report.leases.restartsCrossed} key(s) across lock-server restarts, ${report.leases.grantsNotJournaled} written but not journaled`,
+      `leases: ${report.leases.granted} granted and ${report.leases.renewals} renewals on ${report.leases.keys} keys, ${report.leases.restartsCrossed} key(s) across lock-server restarts, ${report.leases.grantsNotJournaled} written but not journaled`,
+      `journal: ${report.journal.entries} entries, ${report.journal.unreadableLines} unreadable line(s)${journal.unreadable.length ? ` (${journal.unreadable.slice(0, 5).join(', ')})` : ''}; application records read back: ${report.records}`,
       `violations: ${VIOLATION_KINDS.map((k) => `${k} ${report.violations[k]}`).join(', ')}`,
     ];
     for (const line of lines) say(line);
@@ -237,53 +242,6 @@ async function main(): Promise<number> {
   }
 }
 
-/** Runs one campaign session to a definite outcome, riding out Temporal's restarts. */
-async function runSession(
-  client: Client,
-  workflowId: string,
-  input: Parameters<typeof campaignWrite>[0],
-): Promise<SessionOutcome> {
-  const deadline = Date.now() + DRAIN_MS + 10 * 60_000;
-  await untilAnswered(deadline, async () => {
-    try {
-      await client.workflow.start<typeof campaignWrite>('campaignWrite', {
-        taskQueue: TASK_QUEUE,
-        workflowId,
-        args: [input],
-        workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      });
-    } catch (error) {
-      // An earlier try reached the server before its answer was lost: the session is started.
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-    }
-  });
-  return untilAnswered(deadline, async () => {
-    try {
-      const result: CampaignWriteResult = await client.workflow.getHandle(workflowId).result();
-      return result.accepted ? 'wrote' : 'write-refused';
-    } catch (error) {
-      if (!(error instanceof WorkflowFailedError)) throw error;
-      const cause = error.cause instanceof ApplicationFailure ? error.cause.type : null;
-      if (cause === FAILURE_TYPES.leaseLost) return 'lease-lost';
-      if (cause === FAILURE_TYPES.lockNotAcquired) return 'not-acquired';
-      return 'failed-otherwise';
-    }
-  }).catch(() => 'lost' as const);
-}
-
-// Retries a call that fails because Temporal is down (or restarting) until it answers or `deadline`.
-async function untilAnswered<T>(deadline: number, call: () => Promise<T>): Promise<T> {
-  for (;;) {
-    try {
-      return await call();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await delay(500);
-    }
-  }
-}
-
 /** The lock service's own order of lease changes, for a service whose reported times are estimates. */
 async function serviceOrderOf(url: string): Promise<LeaseKeyEvent[] | null> {
   const target = lockServiceUrlSchema.parse(url);
@@ -291,15 +249,6 @@ async function serviceOrderOf(url: string): Promise<LeaseKeyEvent[] | null> {
   const history = await readEtcdLeaseHistory(target.hosts);
   say(`service order: ${history.length} lease-key changes read from etcd's history`);
   return history;
-}
-
-/** Runs per lock-session workflow id in the campaign's Temporal; a continued run is one session. */
-async function runsPerSessionId(client: Client): Promise<Record<string, number>> {
-  const runs: Record<string, number> = {};
-  const query = `WorkflowType = 'acquireLock' AND ExecutionStatus != 'ContinuedAsNew'`;
-  for await (const execution of client.workflow.list({ query }))
-    runs[execution.workflowId] = (runs[execution.workflowId] ?? 0) + 1;
-  return runs;
 }
 
 main().then(

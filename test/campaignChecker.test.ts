@@ -28,13 +28,40 @@ const release = (token: number, at: number, holder = `h${token}`) => ({
   at,
 });
 
+// The application's rows an honest run leaves for `writes`: one per accepted write, by its holder.
+const recordsOf = (writes: CampaignRecordings['writes']): CampaignRecordings['records'] =>
+  Object.fromEntries(
+    Object.entries(writes).map(([key, attempts]) => [
+      key,
+      attempts.filter((a) => a.accepted).map((a, seq) => ({ token: a.token, holder: `h${a.token}`, seq })),
+    ]),
+  );
+// `r` with its fenced writes replaced, and the rows those writes leave.
+const withWrites = (r: CampaignRecordings, writes: CampaignRecordings['writes']): CampaignRecordings => ({
+  ...r,
+  writes,
+  records: recordsOf(writes),
+});
+const renew = (token: number, at: number, leaseUntil: number, holder = `h${token}`) => ({
+  op: 'renew' as const,
+  key: 'k',
+  holder,
+  token: String(token),
+  leaseUntil,
+  at,
+});
+
 function clean(): CampaignRecordings {
+  const writes = {
+    k: [write(1, 100), write(1, 150), write(2, 1_100), write(1, 1_200, false, 2), write(3, 2_100)],
+  };
   return {
-    writes: {
-      k: [write(1, 100), write(1, 150), write(2, 1_100), write(1, 1_200, false, 2), write(3, 2_100)],
-    },
+    writes,
+    records: recordsOf(writes),
+    unreadableJournalLines: [],
     journal: [
       grant(1, 0),
+      renew(1, 500, 3_500),
       release(1, 1_000),
       grant(2, 1_000),
       release(2, 2_000),
@@ -70,8 +97,8 @@ describe("the fault campaign's checker", () => {
 
   it('finds a stale write the resource accepted', () => {
     const r = clean();
-    r.writes.k!.push(write(2, 2_200));
-    expect(violationsOf(r)).toEqual({ 'stale-write-accepted': 1 });
+    const planted = withWrites(r, { k: [...r.writes.k!, write(2, 2_200)] });
+    expect(violationsOf(planted)).toEqual({ 'stale-write-accepted': 1 });
   });
 
   it('finds a refusal that names no newer token', () => {
@@ -83,8 +110,7 @@ describe("the fault campaign's checker", () => {
   it('finds two leases of one key that overlap on the service clock', () => {
     const r = clean();
     r.journal = [grant(1, 0), grant(2, 2_000), release(2, 2_500)];
-    r.writes = {};
-    expect(violationsOf(r)).toEqual({ 'overlapping-leases': 1 });
+    expect(violationsOf(withWrites(r, {}))).toEqual({ 'overlapping-leases': 1 });
   });
 
   describe("judged by the service's own order (etcd's revisions)", () => {
@@ -101,9 +127,8 @@ describe("the fault campaign's checker", () => {
     // Tokens 10, 20, 30 are the revisions of their creates; each lease key was deleted before the
     // next was written. The journaled times are a paused worker's estimates: they overlap by 400 ms.
     const exact = (): CampaignRecordings => ({
-      ...clean(),
+      ...withWrites(clean(), {}),
       journal: [grant(10, 0), grant(20, 2_600), release(20, 4_000), grant(30, 4_050)],
-      writes: {},
       serviceOrder: [
         event('create', 10, 'h10'),
         event('delete', 15),
@@ -145,8 +170,7 @@ describe("the fault campaign's checker", () => {
     const r = clean();
     // Worker 2's journal (the release of token 1) is read before worker 1's (its grant).
     r.journal = [release(1, 1_000), grant(2, 1_500), release(2, 2_000), grant(1, 0)];
-    r.writes = {};
-    expect(violationsOf(r)).toEqual({});
+    expect(violationsOf(withWrites(r, {}))).toEqual({});
   });
 
   it('finds a token issued twice, and tokens that fell across a restart', () => {
@@ -154,8 +178,7 @@ describe("the fault campaign's checker", () => {
     reused.journal.push(grant(3, 2_050, 'someone-else'));
     expect(violationsOf(reused)).toEqual({ 'token-reused': 1 });
 
-    const fell = clean();
-    fell.writes = {};
+    const fell = withWrites(clean(), {});
     fell.journal = [grant(5, 0), release(5, 500), grant(4, 2_000), release(4, 2_500)];
     expect(violationsOf(fell)).toEqual({ 'token-not-increasing': 1, 'token-fell-after-restart': 1 });
   });
@@ -163,23 +186,71 @@ describe("the fault campaign's checker", () => {
   it('counts a write accepted after a newer token was granted as late but fenced, not a violation', () => {
     const r = clean();
     r.journal = [grant(1, 0, 'h1', 500), grant(2, 600), release(2, 1_500)];
-    r.writes = { k: [write(1, 700), write(2, 800)] };
-    expect(violationsOf(r)).toEqual({});
-    expect(checkCampaign(r).writes.lateButFenced).toBe(1);
+    const late = withWrites(r, { k: [write(1, 700), write(2, 800)] });
+    expect(violationsOf(late)).toEqual({});
+    expect(checkCampaign(late).writes.lateButFenced).toBe(1);
   });
 
-  it('finds sessions without an outcome, a session id run twice, a worker that crashed, and a write of a grant nobody journaled', () => {
+  it('finds sessions without an outcome, a session id run twice and a worker that crashed', () => {
     const r = clean();
     r.sessions.s4 = 'lost';
     r.sessions.s5 = 'failed-otherwise';
     r.runsPerSessionId['lock/k/h2'] = 2;
     r.workerCrashes = ['worker 1 exited by itself: code 1'];
-    r.writes.k!.push(write(9, 5_000));
     expect(violationsOf(r)).toEqual({
       'session-without-outcome': 2,
       'duplicate-session-run': 1,
       'worker-crashed': 1,
     });
-    expect(checkCampaign(r).leases.grantsNotJournaled).toBe(1);
+  });
+
+  it('finds a write under a token whose grant no worker journaled', () => {
+    const r = clean();
+    const planted = withWrites(r, { k: [...r.writes.k!, write(9, 5_000)] });
+    expect(violationsOf(planted)).toEqual({ 'write-without-journaled-grant': 1 });
+    expect(checkCampaign(planted).leases.grantsNotJournaled).toBe(1);
+  });
+
+  it('finds a renewal the service accepted after the deadline it extended (a paused holder renewing late)', () => {
+    const r = clean();
+    // Token 2 was granted at 1,000 until 4,000; its holder, paused, renews at 4,200.
+    r.journal.push(renew(2, 4_200, 7_200));
+    expect(violationsOf(r)).toEqual({ 'late-renewal-accepted': 1 });
+    // A renewal within the deadline, then one within the deadline that renewal gave, is fine.
+    const inTime = clean();
+    inTime.journal.push(renew(2, 3_900, 6_900), renew(2, 6_800, 9_800));
+    expect(violationsOf(inTime)).toEqual({});
+  });
+
+  it('finds a renewal accepted from a client that does not hold the lease', () => {
+    const r = clean();
+    r.journal.push(renew(2, 1_500, 4_500, 'intruder'));
+    expect(violationsOf(r)).toEqual({ 'renewal-by-non-holder': 1 });
+  });
+
+  it('finds a token that fell across a lock-server restart, alone (service order says it was issued in order)', () => {
+    const r = withWrites(clean(), {});
+    r.faults = [{ kind: 'lock-server-restart', at: 1_000, detail: 'crash' }];
+    // The journal's times put token 50 before the restart and token 40 after it; the service's own
+    // order (token 40 written, deleted, then token 50) has nothing out of order.
+    r.journal = [grant(50, 0), release(50, 500), grant(40, 2_000), release(40, 2_500)];
+    r.serviceOrder = [
+      { key: 'k', op: 'create', revision: '40', holder: 'h40' },
+      { key: 'k', op: 'delete', revision: '45', holder: null },
+      { key: 'k', op: 'create', revision: '50', holder: 'h50' },
+    ];
+    expect(violationsOf(r)).toEqual({ 'token-fell-after-restart': 1 });
+  });
+
+  it("holds the application's rows to the fenced-write log: a row under another's lease, a row too many", () => {
+    const r = clean();
+    r.records.k!.push({ token: '2', holder: 'h3', seq: 9 });
+    expect(violationsOf(r)).toEqual({
+      'record-of-another-holder': 1,
+      'records-differ-from-fenced-writes': 1,
+    });
+    const lost = clean();
+    lost.records.k = lost.records.k!.slice(1);
+    expect(violationsOf(lost)).toEqual({ 'records-differ-from-fenced-writes': 1 });
   });
 });

@@ -49,6 +49,8 @@ describe("etcd's lease history", () => {
 
       const report = checkCampaign({
         writes: {},
+        records: {},
+        unreadableJournalLines: [],
         journal,
         faults: [],
         sessions: {},
@@ -61,6 +63,8 @@ describe("etcd's lease history", () => {
       const withoutExpiry = history.filter((e, i) => !(e.op === 'delete' && i === 3));
       const flagged = checkCampaign({
         writes: {},
+        records: {},
+        unreadableJournalLines: [],
         journal,
         faults: [],
         sessions: {},

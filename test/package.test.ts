@@ -143,6 +143,13 @@ describe('lockwarden installed from its packed tarball into a project outside th
     expect(missing).toContain('MissingDriver: LOCK_SERVICE_URL redis:// needs the "redis" package');
     expect(missing).toContain('npm install redis@^6.3.1');
 
+    // lockwarden/testing: an embedded lock service of its own, gone when disposed.
+    const testing = run(project, process.execPath, [
+      '-e',
+      "const t = require('lockwarden/testing').temporaryLockService(); t.locks.tryAcquire({ key: 'k', requester: 'r', ttlMs: 1000 }).then(async (a) => { console.log(a.granted && a.lease.token); await t.dispose(); console.log(require('fs').existsSync(t.url.slice(7))); })",
+    ]);
+    expect(testing.trim().split('\n')).toEqual(['1', 'false']);
+
     // The worker bin runs with Node alone, and refuses a bad configuration by naming the variable.
     const refused = spawnSync('npx', ['--no-install', 'lockwarden-worker'], {
       cwd: project,

@@ -5,6 +5,7 @@
 import type { LeaseKeyEvent } from '../../locks/etcdLeaseHistory';
 import type { FencedWriteAttempt } from '../../locks/fencedResource';
 import type { JournalEntry } from './journal';
+import type { CampaignRecord } from './resources';
 
 /** A fault the nemesis injected, at the host's clock. */
 export interface Fault {
@@ -22,6 +23,10 @@ export interface CampaignRecordings {
   /** Each key's fenced-write attempts, in the resource's commit order. */
   writes: Record<string, FencedWriteAttempt[]>;
   journal: JournalEntry[];
+  /** Journal lines that could not be read (`file:line`): reported, since a grant may hide there. */
+  unreadableJournalLines: string[];
+  /** The application's own rows (campaign_records), per key: what the fenced writes left behind. */
+  records: Record<string, Omit<CampaignRecord, 'key'>[]>;
   faults: Fault[];
   /** Outcome of every campaign session the driver started, by workflow id. */
   sessions: Record<string, SessionOutcome>;
@@ -42,6 +47,11 @@ export const VIOLATION_KINDS = [
   'refusal-without-newer-token',
   'overlapping-leases',
   'grant-unknown-to-service',
+  'late-renewal-accepted',
+  'renewal-by-non-holder',
+  'write-without-journaled-grant',
+  'record-of-another-holder',
+  'records-differ-from-fenced-writes',
   'token-not-increasing',
   'token-reused',
   'token-fell-after-restart',
@@ -59,7 +69,15 @@ export interface CampaignReport {
     repeatsWithSameToken: number;
     lateButFenced: number;
   };
-  leases: { granted: number; keys: number; grantsNotJournaled: number; restartsCrossed: number };
+  leases: {
+    granted: number;
+    renewals: number;
+    keys: number;
+    grantsNotJournaled: number;
+    restartsCrossed: number;
+  };
+  journal: { entries: number; unreadableLines: number };
+  records: number;
   faults: Record<Fault['kind'], number>;
   sessions: Record<SessionOutcome, number>;
   violations: Record<ViolationKind, number>;
@@ -74,6 +92,9 @@ interface Lease {
   grantedAt: number;
   /** The latest deadline the service gave it (grant or renewal). */
   leaseUntil: number;
+  /** The deadline of the grant itself, before any renewal. */
+  grantedUntil: number;
+  renewals: { at: number; leaseUntil: number }[];
   releasedAt: number | null;
 }
 
@@ -95,7 +116,10 @@ export function checkCampaign(r: CampaignRecordings): CampaignReport {
   const writtenTokens = new Set(
     Object.entries(r.writes).flatMap(([key, attempts]) => attempts.map((a) => `${key}#${BigInt(a.token)}`)),
   );
-  const grantsNotJournaled = [...writtenTokens].filter((t) => !journaledTokens.has(t)).length;
+  const notJournaled = [...writtenTokens].filter((t) => !journaledTokens.has(t));
+  for (const token of notJournaled)
+    flag('write-without-journaled-grant', `${token}: written, but no worker journaled its grant`);
+  checkRecords(r, leases, flag);
 
   const sessions: Record<SessionOutcome, number> = {
     wrote: 0,
@@ -122,9 +146,12 @@ export function checkCampaign(r: CampaignRecordings): CampaignReport {
     leases: {
       granted: [...leases.values()].reduce((n, list) => n + list.length, 0),
       keys: leases.size,
-      grantsNotJournaled,
+      renewals: [...leases.values()].flat().reduce((n, l) => n + l.renewals.length, 0),
+      grantsNotJournaled: notJournaled.length,
       restartsCrossed,
     },
+    journal: { entries: r.journal.length, unreadableLines: r.unreadableJournalLines.length },
+    records: Object.values(r.records).reduce((n, list) => n + list.length, 0),
     faults,
     sessions,
     violations,
@@ -145,7 +172,16 @@ function leasesOf(
     const id = `${entry.key}#${entry.token}`;
     const known = byToken.get(id);
     if (known && known.holder !== entry.holder) {
-      flag('token-reused', `${entry.key}: token ${entry.token} held by ${known.holder} and ${entry.holder}`);
+      if (entry.op === 'grant')
+        flag(
+          'token-reused',
+          `${entry.key}: token ${entry.token} held by ${known.holder} and ${entry.holder}`,
+        );
+      else
+        flag(
+          `renewal-by-non-holder`,
+          `${entry.key}: token ${entry.token} of ${known.holder}: ${entry.op} by ${entry.holder} accepted`,
+        );
       continue;
     }
     if (entry.op === 'grant') {
@@ -156,11 +192,15 @@ function leasesOf(
           token: BigInt(entry.token),
           grantedAt: entry.grantedAt,
           leaseUntil: entry.leaseUntil,
+          grantedUntil: entry.leaseUntil,
+          renewals: [],
           releasedAt: null,
         });
       else known.leaseUntil = Math.max(known.leaseUntil, entry.leaseUntil);
-    } else if (known && entry.op === 'renew') known.leaseUntil = Math.max(known.leaseUntil, entry.leaseUntil);
-    else if (known && entry.op === 'release') known.releasedAt = entry.at;
+    } else if (known && entry.op === 'renew') {
+      known.renewals.push({ at: entry.at, leaseUntil: entry.leaseUntil });
+      known.leaseUntil = Math.max(known.leaseUntil, entry.leaseUntil);
+    } else if (known && entry.op === 'release') known.releasedAt = entry.at;
   }
   const byKey = new Map<string, Lease[]>();
   for (const lease of byToken.values()) byKey.set(lease.key, [...(byKey.get(lease.key) ?? []), lease]);
@@ -196,9 +236,21 @@ function checkLeases(
   return restartsCrossed;
 }
 
-// One key's leases (in token order) on the service's clock: tokens rise with grant time, and in the
-// order the service granted them each lease starts after the one before it ended.
+// One key's leases (in token order) on the service's clock: tokens rise with grant time, no renewal
+// is accepted after the deadline it would extend, and in the order the service granted them each
+// lease starts after the one before it ended.
 function checkLeaseTimes(key: string, leases: Lease[], flag: (k: ViolationKind, e: string) => void): void {
+  for (const lease of leases) {
+    let deadline = lease.grantedUntil;
+    for (const renewal of [...lease.renewals].sort((a, b) => a.at - b.at)) {
+      if (renewal.at > deadline)
+        flag(
+          'late-renewal-accepted',
+          `${key}: token ${lease.token} renewed at ${renewal.at}, ${renewal.at - deadline} ms after its deadline`,
+        );
+      deadline = Math.max(deadline, renewal.leaseUntil);
+    }
+  }
   for (let i = 1; i < leases.length; i++) {
     const [previous, next] = [leases[i - 1]!, leases[i]!];
     if (next.grantedAt < previous.grantedAt)
@@ -258,6 +310,45 @@ function checkServiceOrder(
           `${key}: token ${lease.token} journaled for ${lease.holder}, ${holder ? `written for ${holder}` : 'never written'} in the service's history`,
         );
     }
+}
+
+// The application's rows hold the fenced-write log to account: each row names the holder of the lease
+// its token belongs to, and each key's rows under a token number exactly the
+// records its accepted writes carried (a refused write leaves none).
+function checkRecords(
+  r: CampaignRecordings,
+  leases: Map<string, Lease[]>,
+  flag: (k: ViolationKind, e: string) => void,
+): void {
+  for (const [key, rows] of Object.entries(r.records)) {
+    const holders = new Map((leases.get(key) ?? []).map((l) => [l.token, l.holder]));
+    const rowsPerToken = new Map<bigint, number>();
+    for (const row of rows) {
+      const token = BigInt(row.token);
+      rowsPerToken.set(token, (rowsPerToken.get(token) ?? 0) + 1);
+      // A row under a token nobody journaled is already a write-without-journaled-grant.
+      const holder = holders.get(token);
+      if (holder !== undefined && holder !== row.holder)
+        flag(
+          'record-of-another-holder',
+          `${key}: record ${row.seq} of ${row.holder} under token ${token}, which is ${holder}'s`,
+        );
+    }
+    const acceptedPerToken = new Map<bigint, number>();
+    for (const attempt of r.writes[key] ?? [])
+      if (attempt.accepted) {
+        const token = BigInt(attempt.token);
+        acceptedPerToken.set(token, (acceptedPerToken.get(token) ?? 0) + 1);
+      }
+    for (const token of new Set([...rowsPerToken.keys(), ...acceptedPerToken.keys()])) {
+      const [stored, accepted] = [rowsPerToken.get(token) ?? 0, acceptedPerToken.get(token) ?? 0];
+      if (stored !== accepted)
+        flag(
+          'records-differ-from-fenced-writes',
+          `${key}: token ${token} has ${stored} record(s) but ${accepted} accepted write(s)`,
+        );
+    }
+  }
 }
 
 // Per key, in commit order: an accepted token never below one accepted before it; a refusal names a

@@ -1,10 +1,11 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import type { LockService } from '../../locks/lockService';
 
 /** One lease event the lock service answered, as a campaign worker journals it (service clock). */
 export type JournalEntry =
   | { op: 'grant'; key: string; holder: string; token: string; grantedAt: number; leaseUntil: number }
-  | { op: 'renew'; key: string; holder: string; token: string; leaseUntil: number }
+  | { op: 'renew'; key: string; holder: string; token: string; leaseUntil: number; at: number }
   | { op: 'release'; key: string; holder: string; token: string; at: number };
 
 /**
@@ -30,6 +31,7 @@ export function journalingLocks(locks: LockService, file: string): LockService {
         holder: target.holder,
         token: target.token,
         leaseUntil: result.leaseUntil,
+        at: result.serviceTime,
       });
     return result;
   };
@@ -48,18 +50,28 @@ export function journalingLocks(locks: LockService, file: string): LockService {
   return journaled;
 }
 
-/** Every entry of the journals in `files`. */
-export function readJournals(files: string[]): JournalEntry[] {
-  return files.flatMap((file) =>
-    (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '')
+/** What the journals of a run hold: every entry, and the lines that could not be read. */
+export interface JournalReading {
+  entries: JournalEntry[];
+  /** `file:line` of each line that is not a whole JSON entry (a kill can cut the last line short). */
+  unreadable: string[];
+}
+
+/** Every entry of the journals in `files`, and where each unreadable line is. */
+export function readJournals(files: string[]): JournalReading {
+  const reading: JournalReading = { entries: [], unreadable: [] };
+  for (const file of files) {
+    if (!fs.existsSync(file)) continue;
+    fs.readFileSync(file, 'utf8')
       .split('\n')
-      .filter((line) => line.trim() !== '')
-      .flatMap((line) => {
+      .forEach((line, i) => {
+        if (line.trim() === '') return;
         try {
-          return [JSON.parse(line) as JournalEntry];
+          reading.entries.push(JSON.parse(line) as JournalEntry);
         } catch {
-          return []; // a line cut short by a kill: the checker counts grants it cannot see
+          reading.unreadable.push(`${path.basename(file)}:${i + 1}`);
         }
-      }),
-  );
+      });
+  }
+  return reading;
 }

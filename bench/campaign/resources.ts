@@ -51,6 +51,18 @@ export async function openResources(targets: ResourceTargets) {
         ]),
       );
     },
+    /** The application's rows for `key`: what the accepted writes left in the resource's own table. */
+    async records(key: string): Promise<Omit<CampaignRecord, 'key'>[]> {
+      if (resourceKindOf(key) === 'sqlite')
+        return db
+          .prepare('SELECT token, holder, seq FROM campaign_records WHERE key = ? ORDER BY rowid')
+          .all(key) as Omit<CampaignRecord, 'key'>[];
+      const { rows } = await pool.query<Omit<CampaignRecord, 'key'>>(
+        'SELECT token::text AS token, holder, seq FROM campaign_records WHERE key = $1',
+        [key],
+      );
+      return rows;
+    },
     /** Every write attempted on `key`'s resource, in commit order. */
     attempts(key: string): Promise<FencedWriteAttempt[]> {
       return resourceKindOf(key) === 'sqlite' ? sqlite.attempts(key) : postgres.attempts(key);

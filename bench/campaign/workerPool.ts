@@ -6,6 +6,8 @@ export interface WorkerPoolOptions {
   size: number;
   runDir: string;
   env: Record<string, string>;
+  /** The worker program; the campaign's worker (campaignWorker.ts) when absent. */
+  script?: string;
 }
 
 /**
@@ -72,7 +74,8 @@ export class WorkerPool {
   private start(i: number): void {
     const journal = path.join(this.options.runDir, `journal-${++this.spawned}.jsonl`);
     this.journals.push(journal);
-    const worker = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'campaignWorker.ts')], {
+    const script = this.options.script ?? path.join(__dirname, 'campaignWorker.ts');
+    const worker = spawn(process.execPath, ['--import', 'tsx', script], {
       env: { ...process.env, ...this.options.env, CAMPAIGN_JOURNAL: journal },
       stdio: ['ignore', 'ignore', 'inherit'],
     });

@@ -5,9 +5,9 @@ import { isInvalidLockRequest } from '../policy/errors';
 import { backendHarnesses } from './support/lockBackends';
 import { unique } from './support/tempFiles';
 
-// Malformed and adversarial requests at every operation of every backend, on the real servers: each
-// is answered with a typed InvalidLockRequest, and the key's state (holder, token, deadline, queue)
-// is exactly what it was. RUNS cases per operation and backend.
+// Malformed and adversarial requests at every operation of every backend: each is refused in-process,
+// before any call reaches the server, with a typed InvalidLockRequest, and the key's state on the
+// real server (holder, token, deadline, queue), read back from it, is exactly what it was. RUNS cases per operation and backend.
 const RUNS = 150;
 
 /** Names no entry accepts: empty, blank, padded, invisible, bidi, broken UTF-16, too long, not strings. */
@@ -80,7 +80,7 @@ const stateOf = async (locks: LockService, key: string) => {
   };
 };
 
-describe.each(backendHarnesses())('bad input at the lock service on $name', (harness) => {
+describe.each(backendHarnesses())('bad input refused before it reaches $name', (harness) => {
   let locks: LockService;
   let key: string;
   let token: string;
@@ -115,7 +115,7 @@ describe.each(backendHarnesses())('bad input at the lock service on $name', (har
       { numRuns: RUNS },
     );
 
-  it(`[${harness.name}] tryAcquire refuses malformed requests, typed, and changes nothing`, async () => {
+  it(`[${harness.name}] tryAcquire refuses malformed requests, typed, and the server's state is unchanged`, async () => {
     const valid = { key, requester: 'newcomer', ttlMs: 30_000 };
     const extra = {
       fairness: fc.constantFrom<unknown>('LIFO', '', 5),
@@ -126,14 +126,14 @@ describe.each(backendHarnesses())('bad input at the lock service on $name', (har
     );
   });
 
-  it(`[${harness.name}] renew and release refuse malformed targets, typed, and change nothing`, async () => {
+  it(`[${harness.name}] renew and release refuse malformed targets, typed, and the server's state is unchanged`, async () => {
     const target = { key, holder: 'holder', token };
     const bad = corrupt(target, { key: badName, holder: badName, token: badToken });
     await property(bad, (t) => locks.renew(t));
     await property(bad, (t) => locks.release(t));
   });
 
-  it(`[${harness.name}] leave refuses malformed waiters, typed, and changes nothing`, async () => {
+  it(`[${harness.name}] leave refuses malformed waiters, typed, and the server's state is unchanged`, async () => {
     await property(corrupt({ key, requester: 'waiter' }, { key: badName, requester: badName }), (w) =>
       locks.leave(w),
     );

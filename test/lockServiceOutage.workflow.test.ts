@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { FileEscalationStore } from '../activities/escalationStore';
 import { acquire, release, startAcquisition, stateOf } from '../client/lockwardenClient';
@@ -27,6 +26,15 @@ const server = (command: 'start' | 'stop') =>
   });
 
 describe('a lock service outage', () => {
+  // Timers a session set to try an unreachable release again (their summary says so).
+  const retriedReleases = async (workflowId: string) => {
+    const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+    return (history.events ?? []).filter((e) => {
+      const summary = e.timerStartedEventAttributes && e.userMetadata?.summary?.data;
+      return summary && Buffer.from(summary).toString().includes('lock service unreachable: release');
+    }).length;
+  };
+
   let env: TestWorkflowEnvironment;
   let locks: LockService;
   beforeAll(async () => {
@@ -62,9 +70,15 @@ describe('a lock service outage', () => {
           },
           30_000,
         );
-        // The holder's release, asked during the outage, waits for the service instead of failing.
+        // The holder's release, asked during the outage, waits for the service instead of failing: the
+        // service stays down until the session has seen its release fail (past Temporal's own retries
+        // of the call) and has set the timer to try it again.
         const released = release(env.client, holder.lease);
-        await delay(2_000);
+        await waitFor(
+          'the release failing and set to be tried again',
+          async () => (await retriedReleases(holder.session.workflowId)) > 0,
+          60_000,
+        );
         server('start');
         expect(await released).toMatchObject({ ok: true });
         expect(await holder.session.result()).toMatchObject({ status: 'released' });

@@ -8,6 +8,7 @@ import {
   startAcquisition,
   stateOf,
 } from '../client/lockwardenClient';
+import { SqliteLockService } from '../locks/sqliteLockService';
 import { activitySummaries } from './support/history';
 import { freePort, parseSamples, type Sample, sumOf } from './support/prometheusText';
 import { connectTestEnv } from './support/temporalFixture';
@@ -22,10 +23,11 @@ describe("the worker's /metrics", () => {
   });
   afterAll(() => env?.teardown());
 
-  it('counts a contended run as it happened: waits, hand-offs, decisions, renewals, parked waiters, and the SDK worker metrics', async () => {
+  it('counts a contended run as it happened: waits, hand-offs, decisions, renewals, parked waiters, a lost lease, and the SDK worker metrics', async () => {
     const [port, sdkPort] = [await freePort(), await freePort()];
     const taskQueue = unique('metrics');
-    const worker = startWorkerProcess(freshSqlitePath(), taskQueue, {
+    const lockFile = freshSqlitePath();
+    const worker = startWorkerProcess(lockFile, taskQueue, {
       METRICS_PORT: String(port),
       LOCKWARDEN_SDK_METRICS_PORT: String(sdkPort),
     });
@@ -98,6 +100,27 @@ describe("the worker's /metrics", () => {
         4,
       );
       expect(sumOf(samples, 'temporal_worker_start', { task_queue: taskQueue })).toBe(1);
+
+      // A lease lost behind the session's back (released at the service and taken by another client):
+      // the next renewal finds another token, and the counter rises by one, at the renewal.
+      const victim = await acquire(
+        env.client,
+        { key: unique('lost'), requester: 'victim', ttlMs: 3_000 },
+        { taskQueue },
+      );
+      const direct = new SqliteLockService({ path: lockFile });
+      try {
+        expect(await direct.release(victim.lease)).toMatchObject({ ok: true });
+        expect(
+          (await direct.tryAcquire({ key: victim.lease.key, requester: 'thief', ttlMs: 30_000 })).granted,
+        ).toBe(true);
+      } finally {
+        await direct.close();
+      }
+      expect(await victim.session.result()).toMatchObject({ status: 'lease-lost' });
+      const afterLoss = await scrape();
+      expect(sumOf(afterLoss, 'lockwarden_leases_lost_total')).toBe(1);
+      expect(sumOf(afterLoss, 'lockwarden_leases_lost_total', { at: 'renewal' })).toBe(1);
     } finally {
       await stopWorkerProcess(worker, 'SIGTERM');
     }

@@ -13,10 +13,14 @@ const USER_WORKFLOWS = require.resolve('./support/userWorkflows');
 describe('lockwarden from your own worker', () => {
   const fixture = sessionFixture();
 
-  // The user's activity: records what it wrote, with which token.
-  const exporter = (written: { batch: string; token: string }[]): ExportActivities => ({
+  // The user's activity: records what it wrote, with which token, and when its work ran (it takes a
+  // while, so two holders at once would show as overlapping intervals).
+  type Written = { batch: string; token: string; from?: number; to?: number };
+  const exporter = (written: Written[], workMs = 0): ExportActivities => ({
     async exportBatch({ token, batch }) {
-      written.push({ batch, token });
+      const from = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, workMs));
+      written.push(workMs ? { batch, token, from, to: Date.now() } : { batch, token });
       return `batch ${batch} written with token ${token}`;
     },
   });
@@ -42,7 +46,7 @@ describe('lockwarden from your own worker', () => {
 
   it("runs the sessions in the user's worker through the plugin, beside the user's workflows and activities", async () => {
     const taskQueue = unique('user');
-    const written: { batch: string; token: string }[] = [];
+    const written: Written[] = [];
     const plugin = new LockwardenPlugin({
       locks: fixture.locks,
       client: fixture.env.client,
@@ -53,17 +57,20 @@ describe('lockwarden from your own worker', () => {
       connection: fixture.env.nativeConnection,
       taskQueue,
       workflowsPath: USER_WORKFLOWS,
-      activities: exporter(written),
+      activities: exporter(written, 300),
       plugins: [plugin],
     });
     const key = unique('billing/nightly-export');
     const results = await worker.runUntil(
       Promise.all([exportOn(taskQueue, key, 'a'), exportOn(taskQueue, key, 'b')]),
     );
-    // One at a time, each with the token the lock service issued it, the later one newer.
+    // One at a time: the work under token 2 began after the work under token 1 ended, each with the
+    // token the lock service issued it.
     const tokens = results.map((r) => BigInt(r.token)).sort((x, y) => (x < y ? -1 : 1));
     expect(tokens).toEqual([1n, 2n]);
-    expect(written.map((w) => w.token).sort()).toEqual(['1', '2']);
+    const [first, second] = [...written].sort((x, y) => x.from! - y.from!);
+    expect([first!.token, second!.token]).toEqual(['1', '2']);
+    expect(second!.from).toBeGreaterThanOrEqual(first!.to!);
     expect(results.map((r) => r.receipt)).toEqual(
       expect.arrayContaining(
         ['batch a written with token', 'batch b written with token'].map(expect.stringContaining),
@@ -84,7 +91,7 @@ describe('lockwarden from your own worker', () => {
       { locks: fixture.locks, log: silentLog, escalations: fixture.escalations },
       async (lockwardenQueue) => {
         const userQueue = unique('user');
-        const written: { batch: string; token: string }[] = [];
+        const written: Written[] = [];
         // The user's worker has no lockwarden plugin and no lockwarden activities.
         const worker = await Worker.create({
           connection: fixture.env.nativeConnection,

@@ -307,8 +307,9 @@ describe('acquisition sessions on the dev server', () => {
     expect(seen.status.queue[0]!.ticketLeftMs).toBeGreaterThan(20_000);
   });
 
-  it('force-releases through a fenced workflow: a stale token is refused and the holder keeps the lease', async () => {
+  it("force-releases through a fenced workflow: the holder's own older token is refused and the holder keeps the lease", async () => {
     const seen = await run(releaseLockFenced);
+    expect(BigInt(seen.tokens.stale)).toBeLessThan(BigInt(seen.tokens.held));
     expect(seen.stale).toMatchObject({ ok: false, reason: 'stale-token' });
     expect(seen.holderAfterStale).toBe('owner');
     expect(seen.current).toMatchObject({ ok: true });

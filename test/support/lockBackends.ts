@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { LockService } from '../../locks/lockService';
 import { openLockService } from '../../locks/openLockService';
@@ -9,14 +11,9 @@ export interface BackendHarness {
   name: 'sqlite' | 'redis' | 'postgres' | 'etcd';
   url: string;
   open(): Promise<LockService>;
-  /** Restarts the server process, keeping its data (SQLite has none: reopening the file is its restart). */
-  restartServer(): void;
 }
 
 const SCRIPT = path.join(__dirname, '..', '..', 'scripts', 'lock-servers.sh');
-const restart = (server: string) => () => {
-  execFileSync('bash', [SCRIPT, 'restart', server], { stdio: 'ignore' });
-};
 
 /** URLs of the servers scripts/lock-servers.sh starts. */
 export const SERVER_URLS = {
@@ -33,13 +30,60 @@ export function backendHarnesses(): BackendHarness[] {
       name: 'sqlite',
       url: sqliteUrl,
       open: () => openLockService(sqliteUrl, { maxTtlMs: 60_000 }),
-      restartServer: () => undefined,
     },
     ...(['redis', 'postgres', 'etcd'] as const).map((name) => ({
       name,
       url: SERVER_URLS[name],
       open: () => openLockService(SERVER_URLS[name], { maxTtlMs: 60_000 }),
-      restartServer: restart(name),
     })),
   ];
+}
+
+/** A server backend's process of a suite's own: its own ports and data, so restarting it disturbs nobody. */
+export interface OwnServer {
+  name: 'redis' | 'postgres' | 'etcd';
+  url: string;
+  start(): void;
+  /** Stops the server cleanly and starts it on the same data. */
+  restart(): void;
+  /** Kills the server as a crash would and starts it on the same data. */
+  crash(): void;
+  stop(): void;
+}
+
+/**
+ * `name`'s server for one suite, on `port` (one no shared server, no other suite and no fault
+ * campaign uses: suites run in parallel), under the suite's own data directory (kept across runs:
+ * tokens must survive restarts).
+ */
+export function ownServer(name: OwnServer['name'], suite: string, port: number): OwnServer {
+  const base =
+    process.getuid?.() === 0
+      ? '/var/lib/lockwarden'
+      : path.join(os.homedir(), '.local', 'state', 'lockwarden');
+  const dir = path.join(base, `own-${suite}`);
+  const env = {
+    ...process.env,
+    LOCKWARDEN_SERVERS_DIR: dir,
+    LOCKWARDEN_REDIS_PORT: String(port),
+    LOCKWARDEN_PG_PORT: String(port),
+    LOCKWARDEN_ETCD_PORT: String(port),
+  };
+  const script = (command: string) => {
+    fs.mkdirSync(dir, { recursive: true });
+    execFileSync('bash', [SCRIPT, command, name], { stdio: 'ignore', env });
+  };
+  const urls = {
+    redis: `redis://127.0.0.1:${port}`,
+    postgres: `postgres://lockwarden@127.0.0.1:${port}/lockwarden`,
+    etcd: `etcd://127.0.0.1:${port}`,
+  };
+  return {
+    name,
+    url: urls[name],
+    start: () => script('start'),
+    restart: () => script('restart'),
+    crash: () => script('crash'),
+    stop: () => script('stop'),
+  };
 }

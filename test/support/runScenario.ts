@@ -29,7 +29,7 @@ export async function runScenario<R extends ScenarioRun>(
   try {
     if (model && scenario.model) model.answer(...scenario.model);
     const decider = model ? createAnthropicDecider({ ...FAKE_MODEL, baseURL: model.baseURL }) : deps.decider;
-    return await withWorker(env, { ...deps, decider }, (taskQueue) =>
+    const run = await withWorker(env, { ...deps, decider }, (taskQueue) =>
       scenario.run({
         client: env.client,
         taskQueue,
@@ -39,6 +39,10 @@ export async function runScenario<R extends ScenarioRun>(
         tag: unique('s'),
       }),
     );
+    const recorded = Object.keys(run.histories).sort();
+    if (recorded.join() !== [...scenario.histories].sort().join())
+      throw new Error(`${scenario.name} recorded ${recorded.join(', ')}, not the histories it declares`);
+    return run;
   } finally {
     await model?.stop();
   }

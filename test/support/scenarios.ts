@@ -48,6 +48,8 @@ export interface ScenarioRun {
  */
 export interface Scenario<R extends ScenarioRun = ScenarioRun> {
   name: string;
+  /** The names of the histories its run records, exactly (the replay suite holds the files to these). */
+  histories: readonly string[];
   /** When set, the worker decides through the real SDK against a fake Messages API scripted so. */
   model?: FakeAnswer[];
   run(ctx: ScenarioContext): Promise<R>;
@@ -88,6 +90,7 @@ const modelDecision = (patch: Record<string, unknown>): FakeAnswer => ({
 
 export const fastPathHoldRelease = {
   name: 'session-fast-path-hold-release',
+  histories: ['session-fast-path-hold-release'],
   async run({ client, taskQueue, locks, tag }: ScenarioContext) {
     const key = `fast-${tag}`;
     const { lease, session } = await acquire(
@@ -124,6 +127,7 @@ export const fastPathHoldRelease = {
 
 export const retryThenAcquire = {
   name: 'session-retry-then-acquire',
+  histories: ['session-retry-then-acquire'],
   async run({ client, taskQueue, locks, tag }: ScenarioContext) {
     const key = `contended-${tag}`;
     const outside = await holdOutside(locks, key, 'outsider');
@@ -158,6 +162,7 @@ export const retryThenAcquire = {
 
 export const wakeOnRelease = {
   name: 'session-wake-on-release',
+  histories: ['session-wake-on-release-holder', 'session-wake-on-release-waiter'],
   async run({ client, taskQueue, tag }: ScenarioContext) {
     const key = `wake-${tag}`;
     const holder = await acquire(client, { key, requester: 'holder' }, { taskQueue });
@@ -188,6 +193,7 @@ export const wakeOnRelease = {
 
 export const escalateOperatorRetry = {
   name: 'session-escalate-operator-retry',
+  histories: ['session-escalate-operator-retry'],
   async run({ client, taskQueue, locks, escalations, tag }: ScenarioContext) {
     const key = `operator-${tag}`;
     const stuck = await holdOutside(locks, key, 'stuck-job');
@@ -235,6 +241,7 @@ export const escalateOperatorRetry = {
 
 export const escalationResolvedByRelease = {
   name: 'session-escalation-resolved-by-release',
+  histories: ['session-escalation-resolved-by-release'],
   async run({ client, taskQueue, escalations, tag }: ScenarioContext) {
     const key = `resolved-${tag}`;
     const holder = await acquire(client, { key, requester: 'holder' }, { taskQueue });
@@ -272,6 +279,7 @@ export const escalationResolvedByRelease = {
 
 export const escalateTimeoutAbandon = {
   name: 'session-escalate-timeout-abandon',
+  histories: ['session-escalate-timeout-abandon'],
   async run({ client, taskQueue, locks, tag }: ScenarioContext) {
     const key = `timeout-${tag}`;
     await holdOutside(locks, key, 'stuck-job');
@@ -295,6 +303,7 @@ export const SLOW_MODEL_MS = 2_000;
 
 export const wokenDuringDecision = {
   name: 'session-woken-during-decision',
+  histories: ['session-woken-during-decision'],
   model: [{ kind: 'slow', delayMs: SLOW_MODEL_MS, then: modelDecision({ retry_after_ms: 100 }) }],
   async run({ client, taskQueue, model, tag }: ScenarioContext) {
     const key = `slow-model-${tag}`;
@@ -324,6 +333,7 @@ export const wokenDuringDecision = {
 
 export const modelClampedThenEscalate = {
   name: 'session-model-clamped-then-escalate',
+  histories: ['session-model-clamped-then-escalate'],
   model: [
     modelDecision({ retry_after_ms: 3_600_000 }),
     modelDecision({
@@ -362,6 +372,7 @@ export const modelClampedThenEscalate = {
 
 export const modelOverruledByBudget = {
   name: 'session-model-overruled-by-budget',
+  histories: ['session-model-overruled-by-budget'],
   model: [modelDecision({ retry_after_ms: 60, backoff_strategy: 'linear', explanation: 'Try again.' })],
   async run({ client, taskQueue, locks, model, tag }: ScenarioContext) {
     const key = `overruled-${tag}`;
@@ -387,6 +398,7 @@ export const modelOverruledByBudget = {
 
 export const deadlock = {
   name: 'session-deadlock',
+  histories: ['session-deadlock-escalator', 'session-deadlock-halted'],
   async run({ client, taskQueue, escalations, tag }: ScenarioContext) {
     const [a, b] = [`deadlock-a-${tag}`, `deadlock-b-${tag}`];
     const holdA = await acquire(client, { key: a, requester: 'alpha' }, { taskQueue });
@@ -423,6 +435,7 @@ export const deadlock = {
 
 export const leaseLost = {
   name: 'session-lease-lost',
+  histories: ['session-lease-lost'],
   async run({ client, taskQueue, locks, tag }: ScenarioContext) {
     const key = `lost-${tag}`;
     const { lease, session } = await acquire(
@@ -448,6 +461,7 @@ export const leaseLost = {
 
 export const withLockHoldLockFor = {
   name: 'withLock-holdLockFor',
+  histories: ['withLock-holdLockFor-parent', 'withLock-holdLockFor-session'],
   async run({ client, taskQueue, locks, tag }: ScenarioContext) {
     const key = `job-${tag}`;
     const workflowId = `job/${tag}`;
@@ -469,14 +483,19 @@ export const withLockHoldLockFor = {
 
 export const releaseLockFenced = {
   name: 'releaseLock-fenced',
+  histories: ['releaseLock-fenced'],
   async run({ client, taskQueue, locks, tag }: ScenarioContext) {
     const key = `release-${tag}`;
+    // A token the service really issued to this holder, then superseded by the holder's next lease.
+    const earlier = await holdOutside(locks, key, 'owner');
+    await locks.release(earlier);
     const held = await holdOutside(locks, key, 'owner');
-    const stale = await forceRelease(client, { ...held, token: '999' }, { taskQueue });
+    const stale = await forceRelease(client, earlier, { taskQueue });
     const holderAfterStale = (await locks.inspect(key)).holder;
     const current = await forceRelease(client, held, { taskQueue });
     return {
       histories: { 'releaseLock-fenced': releaseWorkflowId(key, 'owner', held.token) },
+      tokens: { stale: earlier.token, held: held.token },
       stale,
       holderAfterStale,
       current,
@@ -487,6 +506,7 @@ export const releaseLockFenced = {
 
 export const postmortemTemplate = {
   name: 'postmortem-briefing-template',
+  histories: ['postmortem-briefing-template'],
   async run({ client, taskQueue, tag }: ScenarioContext) {
     const facts = {
       firm: 'Northwind Advisory',
@@ -511,6 +531,7 @@ export const postmortemTemplate = {
 
 export const lockStatusOfQueue = {
   name: 'lockStatus-held-and-queued',
+  histories: ['lockStatus-held-and-queued'],
   async run({ client, taskQueue, locks, tag }: ScenarioContext) {
     const key = `status-${tag}`;
     const held = await holdOutside(locks, key, 'owner');

@@ -84,9 +84,8 @@ describe('waiting under contention', () => {
       const waiter = await startAcquisition(env.client, { key, requester: 'waiter' }, { taskQueue });
       await slowForWaiter.denied;
       await release(env.client, holder.lease);
-      const started = Date.now();
       expect(await awaitLeaseOf(env.client, waiter.workflowId)).toMatchObject({ status: 'acquired' });
-      expect(Date.now() - started).toBeLessThan(5_000); // its park would have been 15 000 ms
+      // No park at all (it would have been a 15 s timer): the wake-up that landed early ended it.
       const history = await env.client.workflow.getHandle(waiter.workflowId).fetchHistory();
       expect(timerSummaries(history).filter((s) => s.startsWith('parked'))).toEqual([]);
       await release(env.client, { key, holder: 'waiter' });
@@ -104,9 +103,7 @@ describe('waiting under contention', () => {
         const waiter = await startAcquisition(env.client, { key, requester: 'waiter' }, { taskQueue });
         await waitFor('the decision under way', async () => fake.requests.length > 0);
         await release(env.client, holder.lease);
-        const started = Date.now();
         expect(await awaitLeaseOf(env.client, waiter.workflowId)).toMatchObject({ status: 'acquired' });
-        expect(Date.now() - started).toBeLessThan(5_000);
         const history = await env.client.workflow.getHandle(waiter.workflowId).fetchHistory();
         // The wake-up came before the park began: no park timer was needed at all.
         expect(timerSummaries(history).filter((s) => s.startsWith('parked'))).toEqual([]);

@@ -42,6 +42,7 @@ describe('the Temporal UI in Chromium', () => {
   }
 
   it('shows a holding and a contended session: search attributes, static summary, timer summaries and current details', async () => {
+    const started = Date.now();
     const escalations = new FileEscalationStore(freshSqlitePath().replace(/\.sqlite$/, '.jsonl'));
     await withWorker(env, { locks, log: silentLog, escalations }, async (taskQueue) => {
       const key = unique('billing/ui');
@@ -112,7 +113,14 @@ describe('the Temporal UI in Chromium', () => {
       );
       await release(env.client, { key, holder: 'replica-b' });
     });
-    for (const shot of ['contended-history', 'contended-user-metadata', 'holding-search-attributes'])
-      expect(fs.statSync(path.join(SCREENSHOTS, `${shot}.png`)).size).toBeGreaterThan(10_000);
+    // Each screenshot is a PNG of this run's page at the viewport's width (read from its IHDR header).
+    for (const shot of ['contended-history', 'contended-user-metadata', 'holding-search-attributes']) {
+      const file = path.join(SCREENSHOTS, `${shot}.png`);
+      const png = fs.readFileSync(file);
+      expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
+      expect(png.readUInt32BE(16)).toBe(1400);
+      expect(png.readUInt32BE(20)).toBeGreaterThanOrEqual(1000);
+      expect(fs.statSync(file).mtimeMs).toBeGreaterThanOrEqual(started);
+    }
   });
 });

@@ -143,14 +143,19 @@ describe('deterministic policy, rule by rule', () => {
     });
   });
 
-  it('defaults to decorrelated jitter drawn from the injected random, reproducibly', () => {
-    expect(decideByPolicy(context(), tuning, () => 0.25)).toMatchObject({
-      backoff_strategy: 'decorrelated-jitter',
-      retry_after_ms: 375,
-    });
-    expect(decideByPolicy(context(), tuning, () => 0.25)).toEqual(
-      decideByPolicy(context(), tuning, () => 0.25),
-    );
+  it('defaults to decorrelated jitter drawn from the injected random only', () => {
+    const ambient = jest.spyOn(Math, 'random');
+    try {
+      expect(decideByPolicy(context(), tuning, () => 0.25)).toMatchObject({
+        backoff_strategy: 'decorrelated-jitter',
+        retry_after_ms: 375,
+      });
+      // Another draw, another delay: the delay follows the injected random, and only it.
+      expect(decideByPolicy(context(), tuning, () => 0.75).retry_after_ms).toBeGreaterThan(375);
+      expect(ambient).not.toHaveBeenCalled();
+    } finally {
+      ambient.mockRestore();
+    }
   });
 });
 
@@ -235,8 +240,18 @@ describe('retry prompt', () => {
     expect(buildRetryPrompt(context()).system).toMatch(/woken by a release.*only a fallback/);
   });
 
-  it('is a pure function of the context', () => {
-    expect(buildRetryPrompt(context())).toEqual(buildRetryPrompt(context()));
-    expect(buildRetryPrompt(context()).user).not.toEqual(buildRetryPrompt(context({ attempt: 2 })).user);
+  it('is a pure function of the context: neither the clock nor randomness changes it', () => {
+    const prompt = buildRetryPrompt(context());
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(0);
+    const random = jest.spyOn(Math, 'random').mockReturnValue(0.5);
+    try {
+      expect(buildRetryPrompt(context())).toEqual(prompt);
+      expect(clock).not.toHaveBeenCalled();
+      expect(random).not.toHaveBeenCalled();
+    } finally {
+      clock.mockRestore();
+      random.mockRestore();
+    }
+    expect(buildRetryPrompt(context({ attempt: 2 })).user).not.toEqual(prompt.user);
   });
 });

@@ -96,7 +96,7 @@ describe('decorrelatedJitter', () => {
     expect(decorrelatedJitter(step, () => 0.9999)).toBe(1_000);
   });
 
-  it('is reproducible for the same random sequence', () => {
+  it('draws each delay from the injected random only, within its bounds', () => {
     const sequence = (seed: number) => {
       let state = seed;
       const random = () => (state = (state * 16807) % 2147483647) / 2147483647;
@@ -106,7 +106,19 @@ describe('decorrelatedJitter', () => {
         () => (previous = decorrelatedJitter({ previousMs: previous, baseMs: 100, capMs: 5_000 }, random)),
       );
     };
-    expect(sequence(42)).toEqual(sequence(42));
-    expect(sequence(42)).not.toEqual(sequence(43));
+    const ambient = jest.spyOn(Math, 'random');
+    try {
+      const drawn = sequence(42);
+      // Each delay within decorrelated jitter's bounds of the one before it: [base, min(cap, 3 x previous)].
+      drawn.forEach((ms, i) => {
+        const previous = i === 0 ? 100 : drawn[i - 1]!;
+        expect(ms).toBeGreaterThanOrEqual(100);
+        expect(ms).toBeLessThanOrEqual(Math.min(5_000, 3 * previous));
+      });
+      expect(sequence(43)).not.toEqual(drawn);
+      expect(ambient).not.toHaveBeenCalled();
+    } finally {
+      ambient.mockRestore();
+    }
   });
 });

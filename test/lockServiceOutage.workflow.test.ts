@@ -14,7 +14,8 @@ import { waitFor } from './support/waitFor';
 // The lock service goes away for longer than Temporal's retries of one call (a restart, a failover):
 // sessions ride the outage out. On a PostgreSQL server of this suite's own, so stopping it disturbs
 // no other suite.
-const PORT = 35432;
+// Below the ephemeral range (32768-60999), where the dev server picks its own services' ports.
+const PORT = 15632;
 const SERVERS_DIR = path.join(
   process.getuid?.() === 0 ? '/var/lib/lockwarden' : path.join(os.homedir(), '.local', 'state', 'lockwarden'),
   'outage-test',

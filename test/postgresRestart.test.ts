@@ -4,7 +4,7 @@ import { ownServer } from './support/lockBackends';
 // The PostgreSQL server crashes and comes back while a worker holds connections: idle in the pool,
 // and checked out between two statements of a transaction. The worker must not crash with it. On a
 // server of this suite's own: crashing the shared one would fail other suites' calls.
-const server = ownServer('postgres', 'postgres-restart', 35434);
+const server = ownServer('postgres', 'postgres-restart', 15534);
 
 describe('a PostgreSQL restart under open connections', () => {
   beforeAll(() => server.start());

@@ -53,8 +53,9 @@ export interface OwnServer {
 
 /**
  * `name`'s server for one suite, on `port` (one no shared server, no other suite and no fault
- * campaign uses: suites run in parallel), under the suite's own data directory (kept across runs:
- * tokens must survive restarts).
+ * campaign uses, since suites run in parallel; and below the ephemeral range, 32768-60999, where the
+ * Temporal dev server picks the ports of its own services), under the suite's own data directory
+ * (kept across runs: tokens must survive restarts).
  */
 export function ownServer(name: OwnServer['name'], suite: string, port: number): OwnServer {
   const base =

@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import type { WaitForEdge } from '../policy/waitForGraph';
 
 /** An escalation as a session reports it to the on-call activity. */
 export interface EscalationNotice {
@@ -8,6 +9,8 @@ export interface EscalationNotice {
   workflowId: string;
   reason: string;
   deadlock: boolean;
+  /** The cycle of waits, when the harness found the deadlock (absent when a model suspected one). */
+  cycle?: WaitForEdge[];
   attempts: number;
   waitedMs: number;
 }

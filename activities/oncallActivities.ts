@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { resolveEscalation, resolveEscalationSignal } from '../temporal/messages';
 import type { EscalationNotice, EscalationResolution, EscalationStore } from './escalationStore';
 import type { Metrics } from './metrics';
 
@@ -35,7 +36,7 @@ export interface EscalationWebhookPayload extends EscalationNotice {
   type: 'lockwarden.escalation';
   at: string;
   flaggedForReview: boolean;
-  resolve: { update: 'resolveEscalation'; signal: 'resolveEscalation'; workflowId: string; example: string };
+  resolve: { update: string; signal: string; workflowId: string; example: string };
 }
 
 /** The webhook's JSON body when an escalation resolved itself: nothing is left for on-call to do. */
@@ -72,8 +73,8 @@ export function createOnCallActivities({ oncall, escalations, metrics, log }: On
         ...notice,
         flaggedForReview,
         resolve: {
-          update: 'resolveEscalation',
-          signal: 'resolveEscalation',
+          update: resolveEscalation.name,
+          signal: resolveEscalationSignal.name,
           workflowId: notice.workflowId,
           example: `lockctl resolve '${notice.workflowId}' --action retry --operator <you> --reason <why>`,
         },

@@ -1,9 +1,11 @@
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import type { EscalationStore } from '../activities/escalationStore';
+import type { EscalationNotice, EscalationStore } from '../activities/escalationStore';
 import type { FencedWriteAttempt } from '../locks/fencedResource';
 import { lockKeySchema, parseOrThrow } from '../policy/lockSchemas';
 import type { IncidentEvent } from '../policy/postmortem/incidentEvents';
+import type { DeadlockFacts, DeadlockNotice } from '../policy/session';
+import { deadlockFound, resolveEscalation } from '../temporal/messages';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -50,7 +52,13 @@ export async function readIncidentLog(source: IncidentLogSource): Promise<Incide
     events.push(
       'resolution' in record
         ? { ...base, kind: 'escalation-resolved' }
-        : { ...base, kind: 'escalated', reason: record.reason, deadlock: record.deadlock },
+        : {
+            ...base,
+            kind: 'escalated',
+            reason: record.reason,
+            deadlock: record.deadlock,
+            ...(record.cycle ? { cycle: record.cycle } : {}),
+          },
     );
   }
   events.push(...writeEvents(source.writes ?? [], events));
@@ -88,12 +96,17 @@ export function sessionEvents(history: HistoryEvent[]): IncidentEvent[] {
       activityEvent(meta?.activity_type ?? '', undefined, first(marker.details?.result), temporalBase);
     }
     const signal = e.workflowExecutionSignaledEventAttributes;
-    if (signal?.signalName === 'deadlockFound') {
-      const notice = first(signal.input) as { cycle?: string } | undefined;
-      add({ ...temporalBase, kind: 'deadlock-found', cycle: notice?.cycle ?? '' });
+    if (signal?.signalName === deadlockFound.name) {
+      const notice = first(signal.input) as Partial<DeadlockNotice> | undefined;
+      add({
+        ...temporalBase,
+        kind: 'deadlock-found',
+        cycle: notice?.edges ?? [],
+        escalator: notice?.escalator ?? '?',
+      });
     }
     const accepted = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input;
-    if (accepted?.name === 'resolveEscalation') {
+    if (accepted?.name === resolveEscalation.name) {
       const answer = first(accepted.args) as { action?: string; operator?: string } | undefined;
       add({
         ...temporalBase,
@@ -104,12 +117,14 @@ export function sessionEvents(history: HistoryEvent[]): IncidentEvent[] {
     }
     const completed = e.workflowExecutionCompletedEventAttributes;
     if (completed) {
-      const outcome = first(completed.result) as { status?: string; reason?: string } | undefined;
+      const outcome = first(completed.result) as
+        { status?: string; reason?: string; deadlock?: DeadlockFacts } | undefined;
       add({
         ...temporalBase,
         kind: 'ended',
         status: outcome?.status ?? 'unknown',
         reason: outcome?.reason ?? null,
+        ...(outcome?.deadlock ? { deadlock: outcome.deadlock } : {}),
       });
     }
   }
@@ -156,12 +171,13 @@ export function sessionEvents(history: HistoryEvent[]): IncidentEvent[] {
         return;
       }
       case 'notifyOnCall': {
-        const notice = input as { reason?: string; deadlock?: boolean } | undefined;
+        const notice = input as Partial<EscalationNotice> | undefined;
         add({
           ...base,
           kind: 'escalated',
           reason: notice?.reason ?? '',
           deadlock: notice?.deadlock ?? false,
+          ...(notice?.cycle ? { cycle: notice.cycle } : {}),
         });
         return;
       }

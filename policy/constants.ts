@@ -1,5 +1,8 @@
 import { SESSION_PHASES } from './session';
 
+/** This release of lockwarden: the Build ID its workers register under Worker Versioning by default. */
+export const LOCKWARDEN_VERSION = '0.2.0';
+
 /** Task queue the worker polls when none is configured; clients start sessions on the same one. */
 export const DEFAULT_TASK_QUEUE = 'lockwarden';
 

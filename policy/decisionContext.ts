@@ -14,7 +14,7 @@ export function buildDecisionContext(input: {
   /** Denials in a row in which nothing moved (same holder, no renewal, no progress in the queue). */
   unchangedDenials: number;
   elapsedMs: number;
-  recentDecisions: PastDecision[];
+  recentDecisions: readonly PastDecision[];
   waitForEdges: WaitForEdge[];
   /** Whether the waiter parks in its place until a release wakes it (see canPark). */
   parks: boolean;

@@ -114,6 +114,9 @@ export type Fairness = z.infer<typeof fairnessSchema>;
 /** Longest a waiter's queue ticket lives without the waiter asking again. */
 export const MAX_QUEUE_TICKET_MS = 10 * 60 * 1000;
 
+/** How long the lock service keeps a waiter's place unless asked for another span: what sessions ask. */
+export const DEFAULT_QUEUE_TICKET_MS = 30_000;
+
 /** A request to the lock service's fast path. */
 export const tryAcquireRequestSchema = z.strictObject({
   key: lockKeySchema,
@@ -123,7 +126,7 @@ export const tryAcquireRequestSchema = z.strictObject({
   /** Used under priority-based fairness; higher goes first. */
   priority: z.number().int().min(0).max(1_000).default(0),
   /** How long the requester's place in the queue is kept after this call; each call renews it. */
-  queueTicketMs: z.number().int().min(1_000).max(MAX_QUEUE_TICKET_MS).default(30_000),
+  queueTicketMs: z.number().int().min(1_000).max(MAX_QUEUE_TICKET_MS).default(DEFAULT_QUEUE_TICKET_MS),
 });
 export type TryAcquireRequest = z.input<typeof tryAcquireRequestSchema>;
 export type ParsedTryAcquireRequest = z.output<typeof tryAcquireRequestSchema>;

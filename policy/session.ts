@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { describeIssues } from './errors';
 import type { Denial, FencedActionResult, Lease } from './lockSchemas';
+import type { WaitForEdge } from './waitForGraph';
 
 /** An operator's answer to an escalation: retry with more budget, or abandon. */
 export const operatorDecisionSchema = z.discriminatedUnion('action', [
@@ -83,7 +84,14 @@ export type SessionOutcome =
   | { status: 'released'; lease: Lease; attempts: number; heldMs: number }
   | { status: 'lease-lost'; lease: Lease; attempts: number; reason: string }
   | { status: 'abandoned'; attempts: number; waitedMs: number; lastDenial: Denial; reason: string }
-  | { status: 'halted'; attempts: number; reason: string };
+  | { status: 'halted'; attempts: number; reason: string; deadlock: DeadlockFacts };
+
+/** A deadlock as it is kept in a halted session's outcome: the cycle of waits and who escalated it. */
+export interface DeadlockFacts {
+  /** The cycle's edges in order (empty when a 0.1.0 session told of it, in words only). */
+  cycle: WaitForEdge[];
+  escalator: string;
+}
 
 /**
  * The answer to `awaitLease`: the lease once held, how the session ended without one, or that the run
@@ -121,10 +129,12 @@ export function leaseOwnerProblem(input: unknown, key: string, requester: string
 
 /** A deadlock one session found, told to every other waiting session in the cycle. */
 export interface DeadlockNotice {
-  /** The cycle, readable: "alpha waits for b held by beta; beta waits for a held by alpha". */
+  /** The cycle, readable (see describeCycle). */
   cycle: string;
   /** The one session (by requester) that escalates the cycle; the others halt. */
   escalator: string;
+  /** The cycle's edges in order; absent from a notice a 0.1.0 session sent. */
+  edges?: WaitForEdge[];
 }
 
 /** An operator's answer, checked against the session it is sent to: usable, or why not. */

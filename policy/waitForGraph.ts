@@ -5,6 +5,11 @@ export interface WaitForEdge {
   holder: string;
 }
 
+/** A cycle of waits, readable: "alpha waits for b held by beta; beta waits for a held by alpha". */
+export function describeCycle(cycle: readonly WaitForEdge[]): string {
+  return cycle.map((e) => `${e.waiter} waits for ${e.key} held by ${e.holder}`).join('; ');
+}
+
 /** Builds wait-for edges from a lock service's live holdings and queue tickets. */
 export function waitForEdges(
   holdings: { key: string; holder: string }[],

@@ -1,3 +1,4 @@
+import { describeCycle } from '../waitForGraph';
 import { abortCriteria, type ReleaseGates } from './releaseGates';
 import type { PatchEvidence } from './patchEvidence';
 import type { Mechanism, Timeline } from './timeline';
@@ -80,7 +81,7 @@ export function mechanismSentence(timeline: Timeline): string {
         'stale token away: the race was contained, not lost.'
       );
     case 'lock-inversion':
-      return `The sessions waited on each other in a cycle (${m.cycle}), so no wait could end on its own; the harness found the cycle and stopped them.`;
+      return `The sessions waited on each other in a cycle (${describeCycle(m.cycle)}), so no wait could end on its own; the harness found the cycle and stopped them${m.escalator ? `, and ${m.escalator} escalated it to on-call` : ''}.`;
     case 'starvation':
       return `${timeline.threads[0]?.label ?? 'One session'} kept waiting and escalated ${m.escalations} times without the key coming free.`;
     case 'none':

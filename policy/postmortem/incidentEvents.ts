@@ -1,3 +1,6 @@
+import type { DeadlockFacts } from '../session';
+import type { WaitForEdge } from '../waitForGraph';
+
 /** Whose clock an event's time is on: the lock service's (grants, writes) or Temporal's (history). */
 export type EventClock = 'service' | 'temporal';
 
@@ -20,11 +23,11 @@ export type IncidentEvent = EventBase &
     | { kind: 'keep-alive-refused'; token: string; reason: string }
     | { kind: 'let-go'; token: string }
     | { kind: 'let-go-refused'; token: string; reason: string }
-    | { kind: 'escalated'; reason: string; deadlock: boolean }
+    | { kind: 'escalated'; reason: string; deadlock: boolean; cycle?: WaitForEdge[] }
     | { kind: 'operator-answered'; action: string; operator: string }
     | { kind: 'escalation-resolved' }
-    | { kind: 'deadlock-found'; cycle: string }
-    | { kind: 'ended'; status: string; reason: string | null }
+    | { kind: 'deadlock-found'; cycle: WaitForEdge[]; escalator: string }
+    | { kind: 'ended'; status: string; reason: string | null; deadlock?: DeadlockFacts }
     | { kind: 'write-accepted'; token: string; resource: string }
     | { kind: 'write-refused'; token: string; newestToken: string; resource: string }
   );

@@ -1,10 +1,11 @@
 import { compareTokens } from '../tokens';
+import { describeCycle, type WaitForEdge } from '../waitForGraph';
 import type { EventClock, IncidentEvent, IncidentEventKind } from './incidentEvents';
 
 /** The mechanism an incident's events show, or none. */
 export type Mechanism =
   | { kind: 'paused-past-lease'; stale: Thread; staleToken: string; next: Thread; nextToken: string }
-  | { kind: 'lock-inversion'; cycle: string }
+  | { kind: 'lock-inversion'; cycle: WaitForEdge[]; escalator: string | null }
   | { kind: 'starvation'; escalations: number }
   | { kind: 'none' };
 
@@ -118,12 +119,11 @@ function findMechanism(events: IncidentEvent[]): Found {
       };
     }
   }
-  const cycle = cycleOf(events);
-  if (cycle !== null) {
+  const deadlock = deadlockOf(events);
+  if (deadlock) {
     // The threads are the cycle's waiters, named in a fixed order (by requester).
-    const waiters = [...cycle.matchAll(/(\S+) waits for/g)].map((m) => m[1]!);
-    const heart = [...new Set(waiters)].sort();
-    return { mechanism: { kind: 'lock-inversion', cycle }, heart };
+    const heart = [...new Set(deadlock.cycle.map((e) => e.waiter))].sort();
+    return { mechanism: { kind: 'lock-inversion', ...deadlock }, heart };
   }
   const escalations = events.filter((e) => e.kind === 'escalated');
   if (escalations.length >= 3) {
@@ -141,16 +141,26 @@ function findMechanism(events: IncidentEvent[]): Found {
   return { mechanism: { kind: 'none' }, heart: granted.slice(0, 2) };
 }
 
-// The wait-for cycle the events tell of: a deadlock notice, an escalation for a deadlock, or a
-// session halted by one (each says the cycle in the same words); null when there is none.
-function cycleOf(events: IncidentEvent[]): string | null {
+// The wait-for cycle the events tell of, as the sessions recorded it: a deadlock notice, an
+// escalation for a deadlock, or a session halted by one; null when there is none. The escalator is
+// known from a notice or a halted session's outcome.
+function deadlockOf(events: IncidentEvent[]): { cycle: WaitForEdge[]; escalator: string | null } | null {
+  let found: WaitForEdge[] | null = null;
+  let escalator: string | null = null;
   for (const e of events) {
-    if (e.kind === 'deadlock-found') return e.cycle;
-    if (e.kind === 'escalated' && e.deadlock) return e.reason.replace(/^deadlock: /, '');
-    if (e.kind === 'ended' && e.status === 'halted' && e.reason?.startsWith('deadlock: '))
-      return e.reason.replace(/^deadlock: /, '').replace(/; escalated by \S+$/, '');
+    const cycle =
+      e.kind === 'deadlock-found'
+        ? e.cycle
+        : e.kind === 'escalated'
+          ? e.cycle
+          : e.kind === 'ended'
+            ? e.deadlock?.cycle
+            : undefined;
+    if (!found && cycle?.length) found = cycle;
+    if (!escalator && e.kind === 'deadlock-found') escalator = e.escalator;
+    if (!escalator && e.kind === 'ended' && e.deadlock) escalator = e.deadlock.escalator;
   }
-  return null;
+  return found ? { cycle: found, escalator } : null;
 }
 
 function withThreads(mechanism: Mechanism, threads: Thread[]): Mechanism {
@@ -216,7 +226,7 @@ function describe(e: IncidentEvent, thread: string, t0: number, count: number): 
     case 'escalation-resolved':
       return `${who} takes the lock after a wake-up; its escalation resolves itself`;
     case 'deadlock-found':
-      return `${who} finds a cycle of waits: ${e.cycle}`;
+      return `${who} is told of a cycle of waits: ${describeCycle(e.cycle)}; ${e.escalator} escalates it`;
     case 'ended':
       return `${who} ends ${e.status}${e.reason ? `: ${e.reason}` : ''}`;
     case 'write-accepted':

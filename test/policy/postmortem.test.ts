@@ -40,15 +40,39 @@ describe('post-mortem timeline', () => {
     expect(buildTimeline('billing/nightly-export', PAUSED)).toEqual(timeline);
   });
 
-  it('finds a lock inversion from the deadlock notices', () => {
-    const cycle = 'alpha waits for b held by beta; beta waits for a held by alpha';
+  it('finds a lock inversion from the deadlock facts the sessions recorded, not from their words', () => {
+    const cycle = [
+      { waiter: 'beta', key: 'a', holder: 'alpha' },
+      { waiter: 'alpha', key: 'b', holder: 'beta' },
+    ];
+    // The reason text is free to change: nothing is parsed out of it.
     const timeline = buildTimeline('a', [
       { ...at(0), session: 'alpha', kind: 'granted', token: '1', leaseUntil: T0 + 30_000 },
-      { ...at(10), session: 'beta', kind: 'deadlock-found', cycle },
-      { ...at(20), session: 'alpha', kind: 'escalated', reason: `deadlock: ${cycle}`, deadlock: true },
+      { ...at(10), session: 'beta', kind: 'deadlock-found', cycle, escalator: 'alpha' },
+      { ...at(20), session: 'alpha', kind: 'escalated', reason: 'reworded', deadlock: true, cycle },
     ]);
-    expect(timeline.mechanism).toEqual({ kind: 'lock-inversion', cycle });
+    expect(timeline.mechanism).toEqual({ kind: 'lock-inversion', cycle, escalator: 'alpha' });
     expect(timeline.threads.map((t) => t.session)).toEqual(['alpha', 'beta']);
+    expect(timeline.steps.map((s) => s.text)).toContain(
+      'Thread B (beta) is told of a cycle of waits: beta waits for a held by alpha; alpha waits for b held by beta; alpha escalates it',
+    );
+    // A halted session's outcome alone is enough, and a model's suspicion (no cycle) is not a deadlock.
+    const halted = buildTimeline('a', [
+      { ...at(0), session: 'gamma', kind: 'escalated', reason: 'deadlock suspected', deadlock: true },
+      {
+        ...at(5),
+        session: 'beta',
+        kind: 'ended',
+        status: 'halted',
+        reason: 'whatever it said',
+        deadlock: { cycle, escalator: 'alpha' },
+      },
+    ]);
+    expect(halted.mechanism).toEqual({ kind: 'lock-inversion', cycle, escalator: 'alpha' });
+    const suspected = buildTimeline('a', [
+      { ...at(0), session: 'gamma', kind: 'escalated', reason: 'deadlock suspected', deadlock: true },
+    ]);
+    expect(suspected.mechanism.kind).toBe('none');
   });
 
   it('finds starvation behind repeated escalations, and says plainly when it finds nothing', () => {

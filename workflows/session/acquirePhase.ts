@@ -1,53 +1,53 @@
 import { condition, workflowInfo } from '@temporalio/workflow';
-import type { Lease } from '../../policy/lockSchemas';
+import type { Denial, Lease } from '../../policy/lockSchemas';
+import type { SessionOutcome } from '../../policy/session';
 import { untrustedText } from '../../policy/untrustedText';
-import { canPark, needsDecision, nothingMoved, situationOf } from '../../policy/waiting';
+import { canPark } from '../../policy/waiting';
 import { decideAfterDenial, parkStep } from './decideStep';
 import { findDeadlock, settleDeadlock } from './deadlock';
-import { tryFastPath } from './fastPath';
-import { escalateAndWait, leaveQueue } from './escalation';
+import { awaitOperator, type EscalationCause, pageOnCall, resolvedByAcquisition } from './escalation';
+import { leaveQueue, tryFastPath } from './fastPath';
 import type { LockSession, PhaseEnd } from './lockSession';
 import { sessionMetrics } from './metricsSink';
 
+/** How the acquisition phase ends: holding a lease, or with the session's end. */
+export type Acquisition = { kind: 'held'; lease: Lease } | PhaseEnd;
+
 /**
- * The acquisition phase: the fast path; on each denial a deadlock check, then (when the situation
- * changed) a retry decision bounded by the guardrails. A waiter with a place in the queue parks on one
- * timer until a release wakes it or a safety deadline comes; one without backs off. Escalation when
- * the guardrails or the decision say so. Ends holding a lease, or with the session's end.
+ * The acquisition phase, and the only place a session asks the lock service for the lease: the fast
+ * path; on each denial a deadlock check, then (when the situation changed) a retry decision bounded
+ * by the guardrails. A waiter with a place in the queue parks on one timer until a release wakes it or
+ * a safety deadline comes; one without backs off. Escalation when the guardrails or the decision say
+ * so; an escalated waiter that kept its place still tries when a release wakes it.
  */
-export async function acquireUntilHeld(session: LockSession): Promise<{ lease: Lease } | PhaseEnd> {
+export async function acquireUntilHeld(session: LockSession): Promise<Acquisition> {
   const { key, requester, request } = session;
   session.enter('acquiring', `acquiring ${key} for ${requester}`);
   for (;;) {
     const notice = session.deadlockNotice;
-    if (notice && session.lastDenial) {
-      const end = await settleDeadlock(session, notice, session.lastDenial);
+    const lastDenial = session.lastDenial;
+    if (notice && lastDenial) {
+      const settled = await settleDeadlock(session, notice);
+      const end = settled.kind === 'ended' ? settled : await escalate(session, settled.cause, lastDenial);
+      session.deadlockSettled();
       if (end) return end;
-      session.situation = null; // an operator's grant: decide afresh
+      session.decideAfresh(); // an operator's grant: decide afresh
       continue;
     }
 
-    // A wake-up that arrives from here on (during the fast path or the decision) ends the next wait.
-    session.woken = false;
     const attempt = await tryFastPath(session, 'fast path');
-    const attempts = session.state.attempts;
-    if (attempt.granted) return { lease: attempt.lease };
+    const attempts = session.attempts;
+    if (attempt.granted) return { kind: 'held', lease: attempt.lease };
     const denial = attempt.denial;
-    session.lastDenial = denial;
-    session.state.holder = denial.holder;
     const edges = attempt.waitForEdges ?? [];
     if (await findDeadlock(session, edges)) continue;
 
-    const seen = situationOf(denial);
-    session.unchangedDenials = nothingMoved(session.situation, seen) ? session.unchangedDenials + 1 : 1;
     const parks = canPark(denial, request.wakeOnRelease);
-    // Only a parked waiter goes without a decision: one that backs off needs a delay each time.
-    const ask = !parks || needsDecision(session.situation, seen);
-    session.situation = seen;
+    const ask = session.noteSituation(denial, parks);
     const progress = { attempts, elapsedMs: session.waitedMs() };
     const decided = ask ? await decideAfterDenial(session, denial, edges, parks) : null;
     if (decided === 'woken') {
-      session.situation = null; // the decision was cut short: the next denial asks again
+      session.decideAfresh(); // the decision was cut short: the next denial asks again
       continue;
     }
     // Nothing changed behind the same holder: the parked waiter refreshed its ticket, and parks again.
@@ -58,20 +58,23 @@ export async function acquireUntilHeld(session: LockSession): Promise<{ lease: L
       // once. One in a deadlock gives its place up, or the cycle would stay.
       const keepsPlace = parks && !step.deadlock;
       if (!keepsPlace) await leaveQueue(session, 'escalated');
-      const end = await escalateAndWait(
-        session,
-        { reason: step.reason, deadlock: step.deadlock, keepsPlace },
-        denial,
-      );
+      const cause = { reason: step.reason, deadlock: step.deadlock, cycle: null, keepsPlace };
+      const end = await escalate(session, cause, denial);
       if (end) return end;
-      session.situation = null;
+      session.decideAfresh();
       continue;
     }
     if (step.kind === 'abandon') {
       await leaveQueue(session, 'abandoned');
       session.enter('abandoned', `abandoned after ${attempts} attempt(s): ${step.reason}`);
-      const outcome = { status: 'abandoned' as const, attempts, waitedMs: session.waitedMs() };
-      return { outcome: { ...outcome, lastDenial: denial, reason: step.reason } };
+      const outcome: SessionOutcome = {
+        status: 'abandoned',
+        attempts,
+        waitedMs: session.waitedMs(),
+        lastDenial: denial,
+        reason: step.reason,
+      };
+      return { kind: 'ended', outcome };
     }
 
     const of = `attempt ${attempts} of ${session.budget.maxRetries + 1}`;
@@ -82,7 +85,7 @@ export async function acquireUntilHeld(session: LockSession): Promise<{ lease: L
       session.enter('queued', `${denial.reason}; place ${denial.position} in the queue, woken by a release`);
     } else {
       const record = decided!.record;
-      session.previousBackoffMs = step.sleepMs;
+      session.noteBackoff(step.sleepMs);
       const strategy = record.decision.backoff_strategy ?? 'unspecified';
       const clampNote = step.clamped ? ` (asked ${record.decision.retry_after_ms} ms, clamped)` : '';
       summary =
@@ -94,6 +97,32 @@ export async function acquireUntilHeld(session: LockSession): Promise<{ lease: L
     if (parks) sessionMetrics.parked(step.sleepMs);
     await condition(() => session.woken, step.sleepMs, { summary });
     if (parks) sessionMetrics.unparked();
-    if (workflowInfo().continueAsNewSuggested) return { resume: session.resume(null) };
+    if (workflowInfo().continueAsNewSuggested) return { kind: 'continued', resume: session.resume(null) };
+  }
+}
+
+/**
+ * Escalates and waits for the operator. A session that kept its place tries the fast path whenever
+ * a release wakes it (or its ticket needs refreshing): if it acquires, the escalation resolves
+ * itself. Returns the lease so acquired, or the session's end; undefined when the operator granted
+ * more budget and the session should try again at once.
+ */
+async function escalate(
+  session: LockSession,
+  cause: EscalationCause,
+  denial: Denial,
+): Promise<Acquisition | undefined> {
+  const escalation = await pageOnCall(session, cause);
+  let inQueue = cause.keepsPlace;
+  for (;;) {
+    const event = await awaitOperator(session, escalation, inQueue, denial);
+    if (event.kind === 'answered') return undefined;
+    if (event.kind === 'ended') return event;
+    const attempt = await tryFastPath(session, 'escalated, tries on a release');
+    if (attempt.granted) {
+      await resolvedByAcquisition(session, escalation);
+      return { kind: 'held', lease: attempt.lease };
+    }
+    inQueue = attempt.denial.position !== null;
   }
 }

@@ -1,8 +1,8 @@
-import type { Denial, Lease } from '../../policy/lockSchemas';
-import type { DeadlockNotice } from '../../policy/session';
-import { cycleThrough, type WaitForEdge } from '../../policy/waitForGraph';
-import { escalateAndWait, leaveQueue } from './escalation';
-import type { LockSession, PhaseEnd } from './lockSession';
+import type { DeadlockNotice, SessionOutcome } from '../../policy/session';
+import { cycleThrough, describeCycle, type WaitForEdge } from '../../policy/waitForGraph';
+import type { EscalationCause } from './escalation';
+import { leaveQueue } from './fastPath';
+import type { LockSession } from './lockSession';
 import { tellOfDeadlock } from './peerSignals';
 
 /**
@@ -14,35 +14,40 @@ export async function findDeadlock(session: LockSession, edges: WaitForEdge[]): 
   const cycle = cycleThrough(session.requester, edges);
   if (!cycle) return false;
   const notice: DeadlockNotice = {
-    cycle: cycle.map((e) => `${e.waiter} waits for ${e.key} held by ${e.holder}`).join('; '),
+    cycle: describeCycle(cycle),
     // One session escalates the cycle; the rule is the same for every member, so they agree.
     escalator: cycle.map((e) => e.waiter).sort()[0]!,
+    edges: cycle,
   };
   for (const edge of cycle.filter((e) => e.waiter !== session.requester)) {
     await tellOfDeadlock(edge.key, edge.waiter, notice);
   }
-  session.deadlockNotice ??= notice;
+  session.noteDeadlock(notice);
   return true;
 }
 
 /**
- * Acts on a deadlock this session found or was told of: it leaves the queue; the escalator pages
- * on-call and waits for the operator, the others halt. Returns undefined when the operator granted
- * more budget and the session should try again (having left the queue, it is never handed a lease).
+ * Acts on a deadlock this session found or was told of: it leaves the queue (having left it, it is
+ * never handed a lease); the escalator is told to escalate, the others halt.
  */
 export async function settleDeadlock(
   session: LockSession,
   notice: DeadlockNotice,
-  lastDenial: Denial,
-): Promise<{ lease: Lease } | PhaseEnd | undefined> {
+): Promise<{ kind: 'ended'; outcome: SessionOutcome } | { kind: 'escalate'; cause: EscalationCause }> {
   await leaveQueue(session, 'deadlock');
+  // A notice sent by a 0.1.0 session names the cycle in words only.
+  const cycle = notice.edges ?? [];
+  const reason = `deadlock: ${notice.cycle}`;
   if (notice.escalator !== session.requester) {
-    const reason = `deadlock: ${notice.cycle}; escalated by ${notice.escalator}`;
     session.enter('halted', `halted: deadlock (${notice.cycle}); ${notice.escalator} escalates it`);
-    return { outcome: { status: 'halted', attempts: session.state.attempts, reason } };
+    const deadlock = { cycle, escalator: notice.escalator };
+    const outcome: SessionOutcome = {
+      status: 'halted',
+      attempts: session.attempts,
+      reason: `${reason}; escalated by ${notice.escalator}`,
+      deadlock,
+    };
+    return { kind: 'ended', outcome };
   }
-  const why = { reason: `deadlock: ${notice.cycle}`, deadlock: true, keepsPlace: false };
-  const end = await escalateAndWait(session, why, lastDenial);
-  session.deadlockNotice = undefined;
-  return end;
+  return { kind: 'escalate', cause: { reason, deadlock: true, cycle, keepsPlace: false } };
 }

@@ -4,7 +4,7 @@ import { buildDecisionContext } from '../../policy/decisionContext';
 import type { PolicyTuning } from '../../policy/decisionPolicy';
 import { NON_RETRYABLE_ERROR_TYPES } from '../../policy/errors';
 import { type GuardedStep, guardDecision, type RetryProgress } from '../../policy/guardrails';
-import type { Denial } from '../../policy/lockSchemas';
+import { DEFAULT_QUEUE_TICKET_MS, type Denial } from '../../policy/lockSchemas';
 import { type DecisionRecord, type PolicyInput, policyRecord } from '../../policy/retryDecision';
 import { parkFor } from '../../policy/waiting';
 import type { WaitForEdge } from '../../policy/waitForGraph';
@@ -24,9 +24,6 @@ const { decideRetry } = proxyActivities<Activities>({
   },
 });
 
-/** How long the lock service keeps a waiter's place (the contract's default ticket). */
-export const QUEUE_TICKET_MS = 30_000;
-
 /** A decision and what the guardrails made of it. */
 export interface DecidedStep {
   record: DecisionRecord;
@@ -45,13 +42,13 @@ export async function decideAfterDenial(
   waitForEdges: WaitForEdge[],
   parks: boolean,
 ): Promise<DecidedStep | 'woken'> {
-  const attempts = session.state.attempts;
+  const attempts = session.attempts;
   const progress = { attempts, elapsedMs: session.waitedMs() };
   const tuning: PolicyTuning = {
     baseBackoffMs: session.budget.baseBackoffMs,
     maxBackoffMs: session.budget.maxBackoffMs,
     previousBackoffMs: session.previousBackoffMs,
-    queueTicketMs: QUEUE_TICKET_MS,
+    queueTicketMs: DEFAULT_QUEUE_TICKET_MS,
   };
   const context = buildDecisionContext({
     request: { ...session.request, budget: session.budget },
@@ -72,29 +69,13 @@ export async function decideAfterDenial(
   // until the holder's lease ends or the ticket needs refreshing (bounded by the budget all the same).
   const step = guarded.kind === 'sleep' && parks ? parkStep(denial, progress, session) : guarded;
 
-  session.recentDecisions.push({
-    decision: record.decision.decision,
-    retryAfterMs: record.decision.retry_after_ms ?? null,
-    failureReason: denial.reason,
-  });
-  session.recordDecision({
-    attempt: attempts,
-    provider: record.provider,
-    decision: record.decision.decision,
-    retryAfterMs: record.decision.retry_after_ms ?? null,
-    appliedMs: step.kind === 'sleep' ? step.sleepMs : null,
-    fallbackCause: record.fallbackCause,
-  });
-  session.state.budgetLeft = {
-    retries: Math.max(0, session.budget.maxRetries - (attempts - 1)),
-    waitMs: Math.max(0, session.budget.maxTotalWaitMs - progress.elapsedMs),
-  };
+  session.recordDecision(record, step, denial, progress);
   return { record, step };
 }
 
 /** A parked waiter's sleep (see parkFor), or the escalation the guardrails make of a spent budget. */
 export function parkStep(denial: Denial, progress: RetryProgress, session: LockSession): GuardedStep {
-  const due = parkFor(denial, QUEUE_TICKET_MS, progress, session.budget);
+  const due = parkFor(denial, DEFAULT_QUEUE_TICKET_MS, progress, session.budget);
   return due.kind === 'stop'
     ? { kind: 'escalate', reason: `budget spent (${due.why})`, deadlock: false }
     : due;

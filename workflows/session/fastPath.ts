@@ -1,8 +1,11 @@
+import { log } from '@temporalio/workflow';
 import type { SessionAttempt } from '../../activities/lockActivities';
 import { denial } from '../../policy/lockSchemas';
-import { handoffCalls, lockServiceUnreachable } from '../lockCalls';
+import { handoffCalls, lockCalls, lockServiceUnreachable } from '../lockCalls';
 import type { LockSession } from './lockSession';
 import { sessionMetrics } from './metricsSink';
+
+// The acquisition phase's calls at the key's queue: the fast path, and leaving the queue.
 
 /**
  * One attempt at the lock service's fast path for this session's request, counted in its state. The
@@ -11,7 +14,7 @@ import { sessionMetrics } from './metricsSink';
  */
 export async function tryFastPath(session: LockSession, why: string): Promise<SessionAttempt> {
   const { key, requester, request } = session;
-  const attempts = ++session.state.attempts;
+  const attempts = session.beginAttempt();
   let attempt: SessionAttempt;
   try {
     attempt = await handoffCalls.tryAcquireLock.executeWithOptions(
@@ -31,17 +34,20 @@ export async function tryFastPath(session: LockSession, why: string): Promise<Se
     };
     attempt = { granted: false, denial: denial('UNAVAILABLE', seen) };
   }
-  session.state.waitedMs = session.waitedMs();
-  const releasedAt = session.releasedAt;
-  if (attempt.granted) {
-    if (releasedAt !== undefined && attempt.lease.grantedAt >= releasedAt)
-      sessionMetrics.handedOff(attempt.lease.grantedAt - releasedAt);
-    session.releasedAt = undefined;
-    session.state.place = null;
-  } else {
-    // A release that woke us during this call still counts for the next try; an older one does not.
-    if (!session.woken) session.releasedAt = undefined;
-    session.state.place = attempt.denial.position;
-  }
+  const handoffMs = session.noteAttempt(attempt);
+  if (handoffMs !== undefined) sessionMetrics.handedOff(handoffMs);
   return attempt;
+}
+
+/** Gives up the session's place in the key's queue, so a session that stops waiting blocks no one. */
+export async function leaveQueue(session: LockSession, why: string): Promise<void> {
+  try {
+    await lockCalls.leaveQueue.executeWithOptions({ summary: `leave the queue: ${why}` }, [
+      { key: session.key, requester: session.requester },
+    ]);
+  } catch (error) {
+    if (!lockServiceUnreachable(error)) throw error;
+    // Unreachable now: the place lapses on its own when its ticket does, and blocks no one for long.
+    log.warn('could not leave the queue: the lock service was unreachable', { key: session.key });
+  }
 }

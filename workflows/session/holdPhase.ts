@@ -1,4 +1,4 @@
-import { condition, sleep, workflowInfo } from '@temporalio/workflow';
+import { condition, sleep, type TemporalFailure, workflowInfo } from '@temporalio/workflow';
 import type { RenewalResult } from '../../activities/lockActivities';
 import { LATENCY_FLOOR_MS } from '../../policy/constants';
 import type { FencedActionResult, Lease } from '../../policy/lockSchemas';
@@ -16,8 +16,7 @@ const RENEW_FRACTION = 1 / 3;
  */
 export async function holdUntilReleased(session: LockSession, acquired: Lease): Promise<PhaseEnd> {
   let lease = acquired;
-  const attempts = () => session.state.attempts;
-  session.startHold(lease);
+  session.holdGranted(lease);
   session.enter('holding', `holding ${session.key} with token ${lease.token}`);
   if (session.request.notifyParent) await tellParent({ status: 'acquired', lease });
   const renewEveryMs = Math.max(LATENCY_FLOOR_MS, Math.floor(session.request.ttlMs * RENEW_FRACTION));
@@ -34,66 +33,82 @@ export async function holdUntilReleased(session: LockSession, acquired: Lease): 
     const renewal = await renewWhileTimeLeft(lease);
     if (!renewal.ok) {
       session.enter('lease-lost', `lease lost: ${renewal.reason}`);
-      return { outcome: { status: 'lease-lost', lease, attempts: attempts(), reason: renewal.reason } };
+      return {
+        kind: 'ended',
+        outcome: { status: 'lease-lost', lease, attempts: session.attempts, reason: renewal.reason },
+      };
     }
     lease = { ...lease, leaseUntil: renewal.leaseUntil };
-    session.state.lease = lease;
+    session.renewed(lease);
     if (workflowInfo().continueAsNewSuggested && !session.releaseRequested) {
-      return { resume: session.resume(lease) };
+      return { kind: 'continued', resume: session.resume(lease) };
     }
   }
 
   // The release activity wakes the head of the queue itself: the hand-off waits for no task of ours.
   const released = await releaseWhileTimeLeft(lease);
-  session.releaseAnswer = released;
+  session.releaseAnswered(released);
   if (!released.ok) {
     const reason = `release refused: ${released.reason}`;
     session.enter('lease-lost', reason);
-    return { outcome: { status: 'lease-lost', lease, attempts: attempts(), reason } };
+    return { kind: 'ended', outcome: { status: 'lease-lost', lease, attempts: session.attempts, reason } };
   }
   session.enter('released', `released token ${lease.token}`);
-  return { outcome: { status: 'released', lease, attempts: attempts(), heldMs: session.heldMs() } };
+  return {
+    kind: 'ended',
+    outcome: { status: 'released', lease, attempts: session.attempts, heldMs: session.heldMs() },
+  };
 }
 
 /** How long a session waits before it calls a lock service it could not reach again. */
 const UNREACHABLE_RETRY_MS = 1_000;
 
-// A renewal the lock service could not be reached for is tried again until the lease's deadline (as
-// the workflow's clock sees it): past it, the lease is lost whatever the service would say.
-async function renewWhileTimeLeft(lease: Lease): Promise<RenewalResult> {
-  for (;;) {
-    try {
-      return await lockCalls.renewLease.executeWithOptions({ summary: `renew token ${lease.token}` }, [
-        lease,
-      ]);
-    } catch (error) {
-      if (!lockServiceUnreachable(error)) throw error;
-      if (Date.now() + UNREACHABLE_RETRY_MS >= lease.leaseUntil)
-        return {
-          ok: false,
-          reason: `the lock service could not be reached before the lease ran out (${error.message})`,
-        };
-      await sleep(UNREACHABLE_RETRY_MS, {
-        summary: `lock service unreachable: renew token ${lease.token} again`,
-      });
-    }
-  }
+// A renewal the lock service could not be reached for is tried again while the lease may still be
+// renewed in time (as the workflow's clock sees it): past that, the lease is lost whatever the
+// service would say.
+function renewWhileTimeLeft(lease: Lease): Promise<RenewalResult> {
+  return retryUntil(
+    () => lockCalls.renewLease.executeWithOptions({ summary: `renew token ${lease.token}` }, [lease]),
+    {
+      deadline: lease.leaseUntil - UNREACHABLE_RETRY_MS,
+      again: `lock service unreachable: renew token ${lease.token} again`,
+      gaveUp: (error) => ({
+        ok: false,
+        reason: `the lock service could not be reached before the lease ran out (${error.message})`,
+      }),
+    },
+  );
 }
 
 // A release the lock service could not be reached for is tried again until the lease's deadline; past
 // it the service has let the lease expire, which is what the answer says.
-async function releaseWhileTimeLeft(lease: Lease): Promise<FencedActionResult> {
+function releaseWhileTimeLeft(lease: Lease): Promise<FencedActionResult> {
+  return retryUntil(
+    () => handoffCalls.releaseLock.executeWithOptions({ summary: `release token ${lease.token}` }, [lease]),
+    {
+      deadline: lease.leaseUntil,
+      again: `lock service unreachable: release token ${lease.token} again`,
+      gaveUp: () => ({ ok: false, reason: 'expired', serviceTime: Date.now() }),
+    },
+  );
+}
+
+/**
+ * Makes a lock call; while the lock service cannot be reached, makes it again every
+ * UNREACHABLE_RETRY_MS until `deadline` (workflow clock), and then answers with `gaveUp`. Any other
+ * failure is thrown.
+ */
+async function retryUntil<T>(
+  call: () => Promise<T>,
+  { deadline, again, gaveUp }: { deadline: number; again: string; gaveUp: (error: TemporalFailure) => T },
+): Promise<T> {
   for (;;) {
     try {
-      return await handoffCalls.releaseLock.executeWithOptions({ summary: `release token ${lease.token}` }, [
-        lease,
-      ]);
+      return await call();
     } catch (error) {
       if (!lockServiceUnreachable(error)) throw error;
-      if (Date.now() >= lease.leaseUntil) return { ok: false, reason: 'expired', serviceTime: Date.now() };
-      await sleep(UNREACHABLE_RETRY_MS, {
-        summary: `lock service unreachable: release token ${lease.token} again`,
-      });
+      if (Date.now() >= deadline) return gaveUp(error);
+      await sleep(UNREACHABLE_RETRY_MS, { summary: again });
     }
   }
 }

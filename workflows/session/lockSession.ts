@@ -1,65 +1,71 @@
 import {
   allHandlersFinished,
+  ApplicationFailure,
   condition,
-  continueAsNew,
+  log,
   setCurrentDetails,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { SessionAttempt } from '../../activities/lockActivities';
 import type { AcquireRequest, RetryBudget } from '../../policy/acquireRequest';
 import type { PastDecision } from '../../policy/decisionContext';
+import { FAILURE_TYPES } from '../../policy/errors';
+import type { GuardedStep, RetryProgress } from '../../policy/guardrails';
 import type { Denial, Lease } from '../../policy/lockSchemas';
-import type {
-  DeadlockNotice,
-  OperatorDecision,
-  RecordedDecision,
-  ReleaseAnswer,
-  SessionOutcome,
-  SessionPhase,
-  SessionState,
+import type { DecisionRecord } from '../../policy/retryDecision';
+import {
+  checkOperatorAnswer,
+  type DeadlockNotice,
+  type LeaseAnswer,
+  leaseOwnerProblem,
+  type OperatorDecision,
+  type ReleaseAnswer,
+  type SessionOutcome,
+  type SessionPhase,
+  type SessionState,
 } from '../../policy/session';
-import type { WaitSituation } from '../../policy/waiting';
+import { needsDecision, nothingMoved, situationOf, type WaitSituation } from '../../policy/waiting';
 import { SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
-import type { acquireLock } from '../acquireLock';
 import { tellParent } from './peerSignals';
 
 /** What carries over to the next run when a session continues as new. */
 export type Resume = NonNullable<AcquireRequest['resume']>;
 
 /** How a phase ends the run: with the session's outcome, or by continuing as new. */
-export type PhaseEnd = { outcome: SessionOutcome } | { resume: Resume };
+export type PhaseEnd = { kind: 'ended'; outcome: SessionOutcome } | { kind: 'continued'; resume: Resume };
+
+/** Why a session escalates. */
+export type Escalation = NonNullable<SessionState['escalation']>;
 
 /**
- * One acquisition session's state, owned in one place. Handlers set its flags; the phases read them
- * and move the session on through `enter`, which keeps the state query, the `LockState` search
- * attribute and the UI's current details in step.
+ * One acquisition session's state, and the only code that changes it. Message handlers and phases
+ * call its methods, each the one place where its change happens; `enter` keeps the state query, the
+ * `LockState` search attribute and the UI's current details in step.
  */
 export class LockSession {
-  readonly state: SessionState;
+  private readonly current: SessionState;
   /** The budget in force: the caller's, plus whatever an operator granted. */
-  budget: RetryBudget;
-  /** The last denial, for the decision and for the outcome of a session that gives up. */
-  lastDenial: Denial | undefined;
-  /** Decisions so far, as the next decision sees them. */
-  readonly recentDecisions: PastDecision[] = [];
-  previousBackoffMs: number;
+  private grantedBudget: RetryBudget;
+  private denial: Denial | undefined;
+  private readonly pastDecisions: PastDecision[] = [];
+  private lastBackoffMs: number;
 
-  // Set by handlers.
-  woken = false;
+  private wokenByRelease = false;
   /** When the release that woke this session freed the key (lock service clock), to time the hand-off. */
-  releasedAt: number | undefined;
-  releaseRequested = false;
-  operatorAnswer: OperatorDecision | undefined;
-  deadlockNotice: DeadlockNotice | undefined;
-  releaseAnswer: ReleaseAnswer | undefined;
-  ended: SessionOutcome | undefined;
+  private releasedAt: number | undefined;
+  private releaseAsked = false;
+  private operatorAnswer: OperatorDecision | undefined;
+  private deadlock: DeadlockNotice | undefined;
+  private releaseAnswer: ReleaseAnswer | undefined;
+  private ended: SessionOutcome | undefined;
   /** Set when this run continues as new: waiting updates answer so, and the caller asks the next run. */
-  continuing = false;
+  private continuing = false;
 
   /** What the last denial showed, to tell whether a new decision is needed; null asks for one. */
-  situation: WaitSituation | null = null;
+  private situation: WaitSituation | null = null;
   /** Denials in a row in which nothing moved (rule 4 counts these, not attempts). */
-  unchangedDenials = 0;
+  private unchanged = 0;
 
   /** Workflow time (the SDK's replayed clock) at which waiting began, earlier runs included. */
   private readonly waitingSince: number;
@@ -67,10 +73,10 @@ export class LockSession {
   private heldSince = 0;
 
   constructor(readonly request: AcquireRequest) {
-    this.budget = request.budget;
-    this.previousBackoffMs = request.budget.baseBackoffMs;
+    this.grantedBudget = request.budget;
+    this.lastBackoffMs = request.budget.baseBackoffMs;
     this.waitingSince = Date.now() - (request.resume?.elapsedBeforeMs ?? 0);
-    this.state = {
+    this.current = {
       phase: 'acquiring',
       key: request.key,
       requester: request.requester,
@@ -94,6 +100,8 @@ export class LockSession {
     if (names.length) upsertSearchAttributes(names);
   }
 
+  // ---- What the phases read ----
+
   get key(): string {
     return this.request.key;
   }
@@ -102,18 +110,58 @@ export class LockSession {
     return this.request.requester;
   }
 
+  /** Where the session stands, as the `state` query shows it. */
+  get state(): Readonly<SessionState> {
+    return this.current;
+  }
+
+  get attempts(): number {
+    return this.current.attempts;
+  }
+
+  get budget(): RetryBudget {
+    return this.grantedBudget;
+  }
+
+  /** The last denial, for the decision and for the outcome of a session that gives up. */
+  get lastDenial(): Denial | undefined {
+    return this.denial;
+  }
+
+  /** Decisions so far, as the next decision sees them. */
+  get recentDecisions(): readonly PastDecision[] {
+    return this.pastDecisions;
+  }
+
+  get previousBackoffMs(): number {
+    return this.lastBackoffMs;
+  }
+
+  get unchangedDenials(): number {
+    return this.unchanged;
+  }
+
+  /** A release (or a deadlock notice) came since the last attempt began. */
+  get woken(): boolean {
+    return this.wokenByRelease;
+  }
+
+  get releaseRequested(): boolean {
+    return this.releaseAsked;
+  }
+
+  get operatorAnswered(): boolean {
+    return this.operatorAnswer !== undefined;
+  }
+
+  /** The deadlock this session found or was told of, until it is settled. */
+  get deadlockNotice(): DeadlockNotice | undefined {
+    return this.deadlock;
+  }
+
   /** The lease a continued run took over, still held; null for a run that must acquire. */
   get resumedLease(): Lease | null {
     return this.request.resume?.lease ?? null;
-  }
-
-  /** Moves the session to `phase`: its state, its `LockState` search attribute and the UI's details. */
-  enter(phase: SessionPhase, details: string): void {
-    this.state.phase = phase;
-    // Each upsert is a visibility write on the server: none when the state shown is already this one.
-    if (workflowInfo().typedSearchAttributes.get(SEARCH_ATTRIBUTES.lockState) !== phase)
-      upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.lockState, value: phase }]);
-    setCurrentDetails(details);
   }
 
   /** Time spent waiting so far, in workflow time. */
@@ -126,12 +174,189 @@ export class LockSession {
     return Date.now() - this.heldSince;
   }
 
-  /** Marks the start of the hold (counting what an earlier run already held). */
-  startHold(lease: Lease): void {
-    this.heldSince = Date.now() - (this.request.resume?.heldBeforeMs ?? 0);
-    this.state.place = null;
-    this.state.lease = lease;
-    this.state.holder = this.requester;
+  /** Moves the session to `phase`: its state, its `LockState` search attribute and the UI's details. */
+  enter(phase: SessionPhase, details: string): void {
+    this.current.phase = phase;
+    // Each upsert is a visibility write on the server: none when the state shown is already this one.
+    if (workflowInfo().typedSearchAttributes.get(SEARCH_ATTRIBUTES.lockState) !== phase)
+      upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.lockState, value: phase }]);
+    setCurrentDetails(details);
+  }
+
+  // ---- What the message handlers are told (each handler is one call) ----
+
+  /** A release freed the key: a session that waits on releases tries at once. */
+  noteRelease(notice: { releasedAt?: unknown } | undefined): void {
+    if (!this.request.wakeOnRelease) return;
+    this.wokenByRelease = true;
+    if (typeof notice?.releasedAt === 'number') this.releasedAt = notice.releasedAt;
+  }
+
+  /** Another member of a wait-for cycle told this session of the deadlock: it acts on it at once. */
+  toldOfDeadlock(notice: DeadlockNotice): void {
+    this.noteDeadlock(notice);
+    this.wokenByRelease = true;
+  }
+
+  /** The lease's owner (withLock) asks for the release; a request naming another lease is ignored. */
+  askRelease(owner: unknown): void {
+    const problem = this.ownerProblem(owner);
+    if (problem) {
+      log.warn('ignored a release request meant for another session', { problem });
+      return;
+    }
+    this.releaseAsked = true;
+  }
+
+  /** Refuses, before it is accepted, a release update that names another lease. */
+  refuseOtherOwner(owner: unknown): void {
+    const problem = this.ownerProblem(owner);
+    if (problem)
+      throw ApplicationFailure.nonRetryable(`release refused: ${problem}`, FAILURE_TYPES.leaseActionDenied);
+  }
+
+  /** Refuses, before it is accepted, an operator answer the session cannot use, and says why. */
+  refuseUnusableAnswer(answer: unknown): void {
+    const checked = this.checkAnswer(answer);
+    if (!checked.ok)
+      throw ApplicationFailure.nonRetryable(
+        `operator answer refused: ${checked.problem}`,
+        FAILURE_TYPES.invalidOperatorAnswer,
+      );
+  }
+
+  /** Takes an operator's answer sent as an update (its validator already refused unusable ones). */
+  acceptOperatorAnswer(answer: unknown): OperatorDecision {
+    const checked = this.checkAnswer(answer);
+    if (!checked.ok) throw new Error('unreachable: the validator admits only usable answers');
+    this.operatorAnswer = checked.answer;
+    return checked.answer;
+  }
+
+  /** Takes an operator's answer sent as a signal (the UI's Send Signal): an unusable one is counted and logged. */
+  operatorAnswerSignalled(answer: unknown): void {
+    const checked = this.checkAnswer(answer);
+    if (checked.ok) {
+      this.operatorAnswer = checked.answer;
+      return;
+    }
+    this.current.ignoredOperatorAnswers++;
+    log.warn('ignored an operator answer sent as a signal', { problem: checked.problem });
+  }
+
+  /** Answers once the session holds, has ended, or continues as new (the caller asks the next run). */
+  async awaitLease(): Promise<LeaseAnswer> {
+    await condition(() => this.current.phase === 'holding' || this.ended !== undefined || this.continuing);
+    if (this.ended) return { status: 'ended', outcome: this.ended };
+    if (this.current.phase === 'holding') return { status: 'acquired', lease: this.current.lease! };
+    return { status: 'continued-as-new' };
+  }
+
+  /** Releases the held lease and answers with the lock service's fenced result. */
+  async releaseLease(): Promise<ReleaseAnswer> {
+    if (this.current.phase !== 'holding') return { ok: false, reason: 'not-holding' };
+    this.releaseAsked = true;
+    // A hold can also end on its own (the lease lost at a renewal): then there was nothing to release.
+    await condition(() => this.releaseAnswer !== undefined || this.ended !== undefined || this.continuing);
+    if (this.releaseAnswer) return this.releaseAnswer;
+    return { ok: false, reason: this.continuing ? 'continued-as-new' : 'not-holding' };
+  }
+
+  // ---- What the acquisition phase records ----
+
+  /** Counts a fast-path attempt about to be made; a wake-up from here on ends the next wait. */
+  beginAttempt(): number {
+    this.wokenByRelease = false;
+    return ++this.current.attempts;
+  }
+
+  /**
+   * Records the lock service's answer to an attempt. Returns how long a grant took after the release
+   * that woke this session (on the lock service's clock), when it is such a hand-off.
+   */
+  noteAttempt(attempt: SessionAttempt): number | undefined {
+    this.current.waitedMs = this.waitedMs();
+    const releasedAt = this.releasedAt;
+    if (attempt.granted) {
+      this.releasedAt = undefined;
+      this.current.place = null;
+      const { grantedAt } = attempt.lease;
+      return releasedAt !== undefined && grantedAt >= releasedAt ? grantedAt - releasedAt : undefined;
+    }
+    // A release that woke us during this call still counts for the next try; an older one does not.
+    if (!this.wokenByRelease) this.releasedAt = undefined;
+    this.denial = attempt.denial;
+    this.current.place = attempt.denial.position;
+    this.current.holder = attempt.denial.holder;
+    return undefined;
+  }
+
+  /** Notes what a denial shows (for rule 4's count); returns whether it calls for a new decision. */
+  noteSituation(denial: Denial, parks: boolean): boolean {
+    const seen = situationOf(denial);
+    this.unchanged = nothingMoved(this.situation, seen) ? this.unchanged + 1 : 1;
+    // Only a parked waiter goes without a decision: one that backs off needs a delay each time.
+    const ask = !parks || needsDecision(this.situation, seen);
+    this.situation = seen;
+    return ask;
+  }
+
+  /** Forgets the situation last seen, so the next denial asks for a decision. */
+  decideAfresh(): void {
+    this.situation = null;
+  }
+
+  /** Records a decision, what the guardrails made of it, and the budget left after it. */
+  recordDecision(record: DecisionRecord, step: GuardedStep, denial: Denial, progress: RetryProgress): void {
+    const { decision } = record;
+    this.pastDecisions.push({
+      decision: decision.decision,
+      retryAfterMs: decision.retry_after_ms ?? null,
+      failureReason: denial.reason,
+    });
+    // The state keeps the last ten, for the query and the UI.
+    const recorded = {
+      attempt: progress.attempts,
+      provider: record.provider,
+      decision: decision.decision,
+      retryAfterMs: decision.retry_after_ms ?? null,
+      appliedMs: step.kind === 'sleep' ? step.sleepMs : null,
+      fallbackCause: record.fallbackCause,
+    };
+    this.current.decisions = [...this.current.decisions.slice(-9), recorded];
+    this.current.budgetLeft = {
+      retries: Math.max(0, this.grantedBudget.maxRetries - (progress.attempts - 1)),
+      waitMs: Math.max(0, this.grantedBudget.maxTotalWaitMs - progress.elapsedMs),
+    };
+  }
+
+  /** The back-off just applied, which the next decision's policy grows from. */
+  noteBackoff(sleepMs: number): void {
+    this.lastBackoffMs = sleepMs;
+  }
+
+  /** Notes a deadlock this session found (the first one it learns of stands until settled). */
+  noteDeadlock(notice: DeadlockNotice): void {
+    this.deadlock ??= notice;
+  }
+
+  /** The deadlock was escalated and answered: a new one may be noted. */
+  deadlockSettled(): void {
+    this.deadlock = undefined;
+  }
+
+  // ---- Escalation ----
+
+  beginEscalation(reason: string, deadlock: boolean): void {
+    this.current.escalation = { reason, deadlock, flaggedForReview: false, resolution: null };
+  }
+
+  escalationPaged(flaggedForReview: boolean): void {
+    this.current.escalation = { ...this.escalation(), flaggedForReview };
+  }
+
+  escalationResolved(resolution: Escalation['resolution']): void {
+    this.current.escalation = { ...this.escalation(), resolution };
   }
 
   /** The operator's answer the handlers took, consumed: the next escalation waits for a new one. */
@@ -141,31 +366,69 @@ export class LockSession {
     return answer;
   }
 
-  /** Keeps the last ten decisions in the state, for the query and the UI. */
-  recordDecision(decision: RecordedDecision): void {
-    this.state.decisions = [...this.state.decisions.slice(-9), decision];
+  /** An operator's retry: this many more attempts and this much more time, from now. */
+  grantExtraBudget(answer: { extraRetries: number; extraWaitMs: number }): void {
+    this.grantedBudget = {
+      ...this.grantedBudget,
+      maxRetries: this.current.attempts - 1 + answer.extraRetries,
+      maxTotalWaitMs: this.waitedMs() + answer.extraWaitMs,
+    };
   }
+
+  // ---- The hold ----
+
+  /** Marks the start of the hold (counting what an earlier run already held). */
+  holdGranted(lease: Lease): void {
+    this.heldSince = Date.now() - (this.request.resume?.heldBeforeMs ?? 0);
+    this.current.place = null;
+    this.current.lease = lease;
+    this.current.holder = this.requester;
+  }
+
+  renewed(lease: Lease): void {
+    this.current.lease = lease;
+  }
+
+  releaseAnswered(answer: ReleaseAnswer): void {
+    this.releaseAnswer = answer;
+  }
+
+  // ---- The end of the run ----
 
   /** What a continued run must know to go on waiting (`lease` null) or holding. */
   resume(lease: Lease | null): Resume {
     return {
-      attempts: this.state.attempts,
+      attempts: this.current.attempts,
       elapsedBeforeMs: lease ? 0 : this.waitedMs(),
       lease,
       heldBeforeMs: lease ? this.heldMs() : 0,
     };
   }
 
-  /** Ends the run: with the outcome (telling the parent and answering every waiting update), or by continuing as new. */
-  async end(end: PhaseEnd): Promise<SessionOutcome> {
-    if ('resume' in end) {
-      this.continuing = true;
-      await condition(allHandlersFinished);
-      return continueAsNew<typeof acquireLock>({ ...this.request, budget: this.budget, resume: end.resume });
-    }
-    this.ended = end.outcome;
-    if (this.request.notifyParent) await tellParent({ status: 'ended', outcome: end.outcome });
+  /** This run is about to continue as new: waiting updates answer so, once every handler is done. */
+  async handOverToNextRun(): Promise<void> {
+    this.continuing = true;
     await condition(allHandlersFinished);
-    return end.outcome;
+  }
+
+  /** Ends the session: tells the parent, answers every waiting update, and returns the outcome. */
+  async finish(outcome: SessionOutcome): Promise<SessionOutcome> {
+    this.ended = outcome;
+    if (this.request.notifyParent) await tellParent({ status: 'ended', outcome });
+    await condition(allHandlersFinished);
+    return outcome;
+  }
+
+  private escalation(): Escalation {
+    if (!this.current.escalation) throw new Error('no escalation is under way');
+    return this.current.escalation;
+  }
+
+  private ownerProblem(owner: unknown): string | null {
+    return leaseOwnerProblem(owner, this.key, this.requester);
+  }
+
+  private checkAnswer(answer: unknown) {
+    return checkOperatorAnswer(answer, this.current.phase, this.operatorAnswer !== undefined);
   }
 }

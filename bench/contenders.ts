@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import { acquire, release } from '../client/lockwardenClient';
 import type { LockService } from '../locks/lockService';
 import type { Lease } from '../policy/lockSchemas';
-import { unique } from '../test/support/tempFiles';
+import { unique } from '../devkit/tempFiles';
 import { floorWaiterId } from './floorMutex';
 import { floorFinish, floorReady } from './floorWorkflows';
 

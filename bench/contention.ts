@@ -11,10 +11,11 @@ import { createSessionWaker } from '../activities/sessionSignals';
 import { acquire, awaitLeaseOf, release, startAcquisition, stateOf } from '../client/lockwardenClient';
 import type { LockService } from '../locks/lockService';
 import { openLockService } from '../locks/openLockService';
-import { SERVER_URLS } from '../test/support/lockBackends';
-import { connectTestEnv, silentLog } from '../test/support/temporalFixture';
-import { freshSqlitePath, unique } from '../test/support/tempFiles';
-import { activitySummaries } from '../test/support/history';
+import { SERVER_URLS } from '../devkit/servers';
+import { percentile } from './stats';
+import { connectTestEnv, installQuietRuntime, quietBundlerLogger, silentLog } from '../devkit/temporal';
+import { freshSqlitePath, unique } from '../devkit/tempFiles';
+import { activitySummaries } from '../devkit/history';
 import {
   type ContentionRun,
   countingLocks,
@@ -56,10 +57,6 @@ function openBackend(backend: Backend): Promise<LockService> {
   return openLockService(url, { maxTtlMs: 60_000 });
 }
 
-const percentile = (samples: number[], p: number) => {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-};
 const ms = (value: number) => `${value.toFixed(1)} ms`;
 const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
 
@@ -173,10 +170,11 @@ async function main(): Promise<void> {
   execFileSync('bash', [path.join(__dirname, '..', 'scripts', 'lock-servers.sh'), 'start'], {
     stdio: 'ignore',
   });
+  installQuietRuntime();
   const env = await connectTestEnv();
   const workflowBundle = await bundleWorkflowCode({
     workflowsPath: require.resolve('./benchWorkflows'),
-    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error },
+    logger: quietBundlerLogger,
   });
   const lines: string[] = [];
   const say = (line: string) => {

@@ -1,9 +1,9 @@
-import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { createAnthropicDecider } from '../activities/anthropicDecider';
 import { createDecisionActivities } from '../activities/decisionActivities';
-import { baseInput, VALID_DECISION as DECISION } from '../test/support/decisionInputs';
-import { FakeMessagesApi } from '../test/support/fakeMessagesApi';
+import { baseInput, VALID_DECISION as DECISION } from '../devkit/decisionInputs';
+import { median, timeEach } from './stats';
+import { FakeMessagesApi } from '../devkit/fakeMessagesApi';
 
 // What a model-backed retry decision costs on the harness side: the decision activity (prompt,
 // real SDK call, strict parse, guardrails, log line) against the loopback fake of the Messages API,
@@ -13,15 +13,8 @@ import { FakeMessagesApi } from '../test/support/fakeMessagesApi';
 
 const CALLS = Number(process.argv[2] ?? 200);
 
-async function median(op: () => Promise<unknown>): Promise<number> {
-  for (let i = 0; i < 20; i++) await op();
-  const samples: number[] = [];
-  for (let i = 0; i < CALLS; i++) {
-    const start = performance.now();
-    await op();
-    samples.push(performance.now() - start);
-  }
-  return samples.sort((a, b) => a - b)[Math.floor(samples.length / 2)]!;
+async function medianOf(op: () => Promise<unknown>): Promise<number> {
+  return median(await timeEach(op, CALLS, 20));
 }
 
 async function main(): Promise<void> {
@@ -44,7 +37,7 @@ async function main(): Promise<void> {
     messages: [{ role: 'user', content: 'x' }],
   });
 
-  const rawPostMs = await median(async () => {
+  const rawPostMs = await medianOf(async () => {
     const res = await fetch(`${fake.baseURL}/v1/messages`, {
       method: 'POST',
       body,
@@ -52,8 +45,8 @@ async function main(): Promise<void> {
     });
     await res.json();
   });
-  const modelMs = await median(() => withModel.decideRetry(baseInput));
-  const policyMs = await median(() => policyOnly.decideRetry(baseInput));
+  const modelMs = await medianOf(() => withModel.decideRetry(baseInput));
+  const policyMs = await medianOf(() => policyOnly.decideRetry(baseInput));
   await fake.stop();
 
   console.log(`decision activity, median of ${CALLS} calls (after 20 warm-up), loopback fake Messages API:`);

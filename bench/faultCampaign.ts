@@ -4,6 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { quietBundlerLogger } from '../devkit/temporal';
 import { type LeaseKeyEvent, readEtcdLeaseHistory } from '../locks/etcdLeaseHistory';
 import { lockServiceUrlSchema } from '../locks/openLockService';
 import { withLockwardenWorkflows } from '../worker/lockwardenPlugin';
@@ -83,7 +84,7 @@ async function main(): Promise<number> {
   const bundlePath = path.join(dirs.run, 'workflow-bundle.js');
   const bundle = await bundleWorkflowCode({
     workflowsPath: withLockwardenWorkflows(require.resolve('./campaign/campaignWorkflows')),
-    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error },
+    logger: quietBundlerLogger,
   });
   fs.writeFileSync(bundlePath, bundle.code);
 

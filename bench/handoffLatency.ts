@@ -3,13 +3,15 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { acquire, awaitLeaseOf, release, startAcquisition, stateOf } from '../client/lockwardenClient';
 import type { Lease } from '../policy/lockSchemas';
+import { unique } from '../devkit/tempFiles';
 import {
   connectTestEnv,
   freshSqliteLockService,
+  installQuietRuntime,
   silentLog,
-  unique,
   withWorker,
-} from '../test/support/temporalFixture';
+} from '../devkit/temporal';
+import { percentile } from './stats';
 
 // Handoff latency: from the holder's release to the next waiter holding the lease, both read on the
 // lock service's clock (the release's service time and the next lease's grant time), with
@@ -22,14 +24,11 @@ const HANDOFFS = Number(process.argv[2] ?? 200);
 const KEYS = 1;
 const BUDGET = { baseBackoffMs: 100, maxBackoffMs: 1_000, maxRetries: 1_000, maxTotalWaitMs: 600_000 };
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
 async function main(): Promise<void> {
   execFileSync('bash', [path.join(__dirname, '..', 'scripts', 'temporal-server.sh'), 'start'], {
     stdio: 'inherit',
   });
+  installQuietRuntime();
   const env = await connectTestEnv();
   const locks = freshSqliteLockService();
   const results: Record<string, number[]> = {};

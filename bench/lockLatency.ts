@@ -1,14 +1,14 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { Etcd3 } from 'etcd3';
 import { Client } from 'pg';
 import { createClient } from 'redis';
 import type { LockService } from '../locks/lockService';
 import { openLockService } from '../locks/openLockService';
-import { SERVER_URLS } from '../test/support/lockBackends';
-import { freshSqlitePath, unique } from '../test/support/tempFiles';
+import { SERVER_URLS } from '../devkit/servers';
+import { median, timeEach } from './stats';
+import { freshSqlitePath, unique } from '../devkit/tempFiles';
 
 // Median latency of one uncontended tryAcquire + release per backend, against each server's own
 // trivial round trip measured in the same run (SQLite SELECT 1, Redis PING, PostgreSQL SELECT 1,
@@ -17,21 +17,14 @@ import { freshSqlitePath, unique } from '../test/support/tempFiles';
 
 const ITERATIONS = Number(process.argv[2] ?? 1_000);
 
-async function median(iterations: number, op: () => Promise<unknown>): Promise<number> {
-  for (let i = 0; i < Math.min(50, iterations); i++) await op(); // warm-up: connections, statement caches, JIT
-  const samples: number[] = [];
-  for (let i = 0; i < iterations; i++) {
-    const start = performance.now();
-    await op();
-    samples.push(performance.now() - start);
-  }
-  samples.sort((a, b) => a - b);
-  return samples[Math.floor(samples.length / 2)]!;
+// Warm-up first: connections, statement caches, JIT.
+async function medianOf(iterations: number, op: () => Promise<unknown>): Promise<number> {
+  return median(await timeEach(op, iterations, Math.min(50, iterations)));
 }
 
 async function acquireRelease(locks: LockService): Promise<number> {
   const key = unique('bench');
-  return median(ITERATIONS, async () => {
+  return medianOf(ITERATIONS, async () => {
     const attempt = await locks.tryAcquire({ key, requester: 'bench', ttlMs: 30_000 });
     if (!attempt.granted) throw new Error(`bench key unexpectedly held: ${attempt.denial.code}`);
     const released = await locks.release(attempt.lease);
@@ -61,7 +54,7 @@ async function main(): Promise<void> {
   const urls: Record<string, string> = { sqlite: `sqlite:${sqlitePath}`, ...SERVER_URLS };
 
   for (const backend of ['sqlite', 'redis', 'postgres', 'etcd']) {
-    const baselineMs = await median(ITERATIONS, baselines[backend]!);
+    const baselineMs = await medianOf(ITERATIONS, baselines[backend]!);
     const locks = await openLockService(urls[backend]!);
     const lockMs = await acquireRelease(locks);
     await locks.close();

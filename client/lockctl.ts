@@ -66,7 +66,8 @@ const program = new Command('lockctl')
   )
   .option('--ui <url>', 'Temporal Web UI base URL', process.env.TEMPORAL_UI_URL ?? DEFAULT_UI_URL);
 
-// Runs a command with a connected client and prints its JSON answer.
+// Runs a command with a connected client, closed afterwards whatever happens. A command that answers
+// with a value has it printed as JSON; one that prints its own output answers undefined.
 function withClient<A extends unknown[]>(
   run: (
     client: Awaited<ReturnType<typeof connectClient>>,
@@ -78,7 +79,8 @@ function withClient<A extends unknown[]>(
     const global = program.opts<GlobalOptions>();
     const client = await connectClient(global);
     try {
-      console.log(JSON.stringify(await run(client, global, ...args)));
+      const answer = await run(client, global, ...args);
+      if (answer !== undefined) console.log(JSON.stringify(answer));
     } finally {
       await client.connection.close();
     }
@@ -220,16 +222,15 @@ program
   .option('--limit <n>', 'at most this many sessions', wholeNumber, 50)
   .option('--json', 'one JSON array, for scripts')
   .action(
-    async (opts: { key?: string; state?: string; requester?: string; limit: number; json?: boolean }) => {
-      const global = program.opts<GlobalOptions>();
-      const client = await connectClient(global);
-      try {
+    withClient(
+      async (
+        client,
+        global,
+        opts: { key?: string; state?: string; requester?: string; limit: number; json?: boolean },
+      ) => {
         const { json, ...filter } = opts;
         const rows = await listSessions(client, filter as Parameters<typeof listSessions>[1], global.ui);
-        if (json) {
-          console.log(JSON.stringify(rows));
-          return;
-        }
+        if (json) return rows;
         process.stdout.write(
           table(
             ['KEY', 'REQUESTER', 'STATE', 'ATTEMPTS', 'WAITED', 'HOLDER', 'UI'],
@@ -245,10 +246,8 @@ program
           ),
         );
         if (rows.length === 0) console.error('no sessions match');
-      } finally {
-        await client.connection.close();
-      }
-    },
+      },
+    ),
   );
 
 program
@@ -256,15 +255,10 @@ program
   .description("a key's holder, token, lease time left and queue, read from the lock service on its clock")
   .argument('<key>', 'lock key')
   .option('--json', 'JSON, for scripts')
-  .action(async (key: string, opts: { json?: boolean }) => {
-    const global = program.opts<GlobalOptions>();
-    const client = await connectClient(global);
-    try {
+  .action(
+    withClient(async (client, global, key: string, opts: { json?: boolean }) => {
       const status = await statusOf(client, key, { taskQueue: global.taskQueue });
-      if (opts.json) {
-        console.log(JSON.stringify(status));
-        return;
-      }
+      if (opts.json) return status;
       const clock = new Date(status.serviceTime).toISOString();
       const lines = [`${status.key} on ${status.backend} (service clock ${clock})`];
       lines.push(
@@ -290,10 +284,8 @@ program
           ]),
         ),
       );
-    } finally {
-      await client.connection.close();
-    }
-  });
+    }),
+  );
 
 program
   .command('postmortem')
@@ -317,13 +309,13 @@ program
   .option('--format <text|md|eml>', 'output format', 'text')
   .option('--out <file>', 'write the briefing here instead of stdout')
   .action(
-    async (
-      key: string,
-      opts: PostmortemOptions & { escalations?: string; fenced?: string; resource?: string },
-    ) => {
-      const global = program.opts<GlobalOptions>();
-      const client = await connectClient(global);
-      try {
+    withClient(
+      async (
+        client,
+        global,
+        key: string,
+        opts: PostmortemOptions & { escalations?: string; fenced?: string; resource?: string },
+      ) => {
         const { escalations, fenced, resource, ...options } = opts;
         if (Boolean(fenced) !== Boolean(resource))
           throw new InvalidLockRequestError('postmortem options', ['--fenced and --resource go together']);
@@ -339,10 +331,8 @@ program
         console.error(
           `${written.words} words, written by the ${lane}${options.out ? `, to ${options.out}` : ''}`,
         );
-      } finally {
-        await client.connection.close();
-      }
-    },
+      },
+    ),
   );
 
 program.parseAsync().catch((error: unknown) => {

@@ -4,14 +4,13 @@ import Database from 'better-sqlite3';
 import { readIncidentLog } from '../client/incidentLog';
 import { writePostmortem } from '../client/postmortem';
 import { validateBriefing } from '../policy/postmortem/validateBriefing';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { acquire, release } from '../client/lockwardenClient';
 import { SqliteFencedResource } from '../locks/sqliteFencedResource';
 import { SqliteLockService } from '../locks/sqliteLockService';
-import { activitySummaries } from './support/history';
-import { connectTestEnv, silentLog, withWorker } from './support/temporalFixture';
+import { activitySummaries } from '../devkit/history';
+import { sessionFixture, silentLog, withWorker } from './support/temporalFixture';
 import { startWorkerProcess, stopWorkerProcess } from './support/workerProcess';
-import { freshSqlitePath, unique } from './support/tempFiles';
+import { freshSqlitePath, unique } from '../devkit/tempFiles';
 import { waitFor } from './support/waitFor';
 
 // The constructed incident of the boundary document: replica A holds the nightly export lock and is
@@ -33,11 +32,7 @@ const EVIDENCE = `| P1 uncontended acquire + release, p50 | 50.7 ms | floor work
 `;
 
 describe('the billing-export incident, replayed', () => {
-  let env: TestWorkflowEnvironment;
-  beforeAll(async () => {
-    env = await connectTestEnv();
-  });
-  afterAll(() => env?.teardown());
+  const fixture = sessionFixture();
 
   it('refuses the paused replica: its renewal is denied, its stale write is refused, one invoice batch exists', async () => {
     const lockFile = freshSqlitePath();
@@ -55,7 +50,7 @@ describe('the billing-export incident, replayed', () => {
     try {
       // 02:00 — replica A acquires the export lock (token n).
       const a = await acquire(
-        env.client,
+        fixture.env.client,
         { key, requester: 'replica-a', ttlMs: 2_000 },
         { taskQueue: queueA },
       );
@@ -70,9 +65,9 @@ describe('the billing-export incident, replayed', () => {
       );
 
       // Replica B acquires (token n+1) and writes its invoice batch through the fenced resource.
-      await withWorker(env, { locks, log: silentLog }, async (queueB) => {
+      await withWorker(fixture.env, { locks, log: silentLog }, async (queueB) => {
         const b = await acquire(
-          env.client,
+          fixture.env.client,
           { key, requester: 'replica-b', ttlMs: 30_000 },
           { taskQueue: queueB },
         );
@@ -98,30 +93,30 @@ describe('the billing-export incident, replayed', () => {
           token: b.lease.token,
           leaseUntil: b.lease.leaseUntil,
         });
-        expect(await release(env.client, b.lease)).toMatchObject({ ok: true });
+        expect(await release(fixture.env.client, b.lease)).toMatchObject({ ok: true });
       });
 
       expect(invoices.prepare('SELECT batch, token FROM invoice_batches').all()).toEqual([
         { batch: 'batch-from-B', token: String(BigInt(tokenA) + 1n) },
       ]);
       // The history shows why: the renewal with token n ended the hold as lease-lost.
-      const history = await env.client.workflow.getHandle(a.session.workflowId).fetchHistory();
+      const history = await fixture.env.client.workflow.getHandle(a.session.workflowId).fetchHistory();
       expect(activitySummaries(history)).toContain(`renew token ${tokenA}`);
 
       // The post-mortem briefing, from the key's own sessions and the resource's write log.
       const tokenB = String(BigInt(tokenA) + 1n);
       const writes = await fenced.attempts('invoices');
       await waitFor('both sessions in visibility', async () => {
-        const events = await readIncidentLog({ client: env.client, key, writes });
+        const events = await readIncidentLog({ client: fixture.env.client, key, writes });
         return events.filter((e) => e.kind === 'ended').length === 2;
       });
       const gatesFile = freshSqlitePath().replace(/\.sqlite$/, '.yaml');
       fs.writeFileSync(gatesFile, GATES_YAML);
       const evidenceFile = freshSqlitePath().replace(/\.sqlite$/, '.txt');
       fs.writeFileSync(evidenceFile, EVIDENCE);
-      const postmortem = await withWorker(env, { locks, log: silentLog }, (taskQueue) =>
+      const postmortem = await withWorker(fixture.env, { locks, log: silentLog }, (taskQueue) =>
         writePostmortem(
-          env.client,
+          fixture.env.client,
           key,
           {
             firm: 'Northwind Advisory',

@@ -6,7 +6,7 @@ import { admitDraft, admitLeaseAction } from '../policy/denyGate';
 import { redact } from '../policy/redaction';
 import { buildRetryPrompt } from '../policy/retryPrompt';
 import { loadModelConfig } from '../worker/modelConfig';
-import { baseInput } from './support/decisionInputs';
+import { baseInput } from '../devkit/decisionInputs';
 import { reachableImports, type ReadSource } from './support/importGraph';
 
 const ROOT = path.join(__dirname, '..');
@@ -18,6 +18,7 @@ const at = (...parts: string[]) => path.join(ROOT, ...parts);
  */
 const MODEL_PATH = [
   'activities/anthropicDecider.ts',
+  'activities/anthropicCalls.ts',
   'activities/anthropicDrafter.ts',
   'activities/briefingActivities.ts',
   'activities/decisionActivities.ts',

@@ -2,24 +2,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { journalingLocks, readJournals } from '../bench/campaign/journal';
 import { outcomesOfAll, runSession, runsPerSessionId } from '../bench/campaign/sessions';
 import { WorkerPool } from '../bench/campaign/workerPool';
 import { SqliteLockService } from '../locks/sqliteLockService';
-import { connectTestEnv, unique } from './support/temporalFixture';
-import { freshSqlitePath } from './support/tempFiles';
+import { sessionFixture, unique } from './support/temporalFixture';
+import { freshSqlitePath } from '../devkit/tempFiles';
 import { waitFor } from './support/waitFor';
 
 // What the fault campaign records in a real run and hands to its checker: the lock service's
 // journal, the sessions' outcomes and runs from Temporal, and the workers that crashed.
 
 describe("the fault campaign's recordings", () => {
-  let env: TestWorkflowEnvironment;
-  beforeAll(async () => {
-    env = await connectTestEnv();
-  });
-  afterAll(() => env?.teardown());
+  const fixture = sessionFixture();
 
   it("journals every grant, renewal and release the lock service answers, and nothing it refused, on the service's clock", async () => {
     const file = freshSqlitePath().replace(/\.sqlite$/, '.jsonl');
@@ -81,7 +76,7 @@ describe("the fault campaign's recordings", () => {
   it("counts a lock session's runs from Temporal's visibility: an id run twice is seen twice", async () => {
     const workflowId = unique('lock/campaign-runs');
     for (let i = 0; i < 2; i++) {
-      const handle = await env.client.workflow.start('acquireLock', {
+      const handle = await fixture.env.client.workflow.start('acquireLock', {
         taskQueue: unique('no-worker'),
         workflowId,
         args: [{ key: 'k', requester: 'r' }],
@@ -89,7 +84,7 @@ describe("the fault campaign's recordings", () => {
       await handle.terminate('the test ends this run');
     }
     await waitFor('both runs visible', async () => {
-      const runs = await runsPerSessionId(env.client, `WorkflowId = '${workflowId}'`);
+      const runs = await runsPerSessionId(fixture.env.client, `WorkflowId = '${workflowId}'`);
       return runs[workflowId] === 2;
     });
   });

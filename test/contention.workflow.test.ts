@@ -1,74 +1,62 @@
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createAnthropicDecider } from '../activities/anthropicDecider';
 import { FileEscalationStore } from '../activities/escalationStore';
 import { acquire, awaitLeaseOf, release, startAcquisition, stateOf } from '../client/lockwardenClient';
 import type { LockService } from '../locks/lockService';
-import type { SqliteLockService } from '../locks/sqliteLockService';
 import type { TryAcquireRequest } from '../policy/lockSchemas';
-import { VALID_DECISION } from './support/decisionInputs';
-import { FakeMessagesApi } from './support/fakeMessagesApi';
-import { activitySummaries, timerSummaries } from './support/history';
+import { VALID_DECISION } from '../devkit/decisionInputs';
+import { FakeMessagesApi } from '../devkit/fakeMessagesApi';
+import { activitySummaries, timerSummaries } from '../devkit/history';
 import { FAKE_MODEL, runScenario } from './support/runScenario';
 import { wokenDuringDecision } from './support/scenarios';
-import { freshSqlitePath } from './support/tempFiles';
-import {
-  connectTestEnv,
-  freshSqliteLockService,
-  silentLog,
-  unique,
-  withWorker,
-} from './support/temporalFixture';
+import { freshSqlitePath } from '../devkit/tempFiles';
+import { sessionFixture, silentLog, unique, withWorker } from './support/temporalFixture';
 import { waitFor } from './support/waitFor';
 
 // How sessions wait under contention: parked on one timer, woken by the release in one hop, and no
 // wake-up lost whatever the waiter was doing when the release came.
 
 describe('waiting under contention', () => {
-  let env: TestWorkflowEnvironment;
-  let locks: SqliteLockService;
+  const fixture = sessionFixture();
   let key: string;
 
-  beforeAll(async () => {
-    env = await connectTestEnv();
-  });
-  afterAll(() => env?.teardown());
   beforeEach(() => {
-    locks = freshSqliteLockService();
     key = unique('contended');
   });
-  afterEach(() => locks.close());
   const escalations = new FileEscalationStore(freshSqlitePath().replace(/\.sqlite$/, '.jsonl'));
 
-  const attemptsOf = async (workflowId: string) => (await stateOf(env.client, workflowId)).attempts;
+  const attemptsOf = async (workflowId: string) => (await stateOf(fixture.env.client, workflowId)).attempts;
   const phaseIs = (workflowId: string, phase: string) => async () =>
-    (await stateOf(env.client, workflowId)).phase === phase;
+    (await stateOf(fixture.env.client, workflowId)).phase === phase;
 
   it('parked waiters make no attempt until woken, and a release wakes exactly the head of the queue', async () => {
-    await withWorker(env, { locks, log: silentLog }, async (taskQueue) => {
-      const holder = await acquire(env.client, { key, requester: 'holder' }, { taskQueue });
-      const first = await startAcquisition(env.client, { key, requester: 'first' }, { taskQueue });
+    await withWorker(fixture.env, { locks: fixture.locks, log: silentLog }, async (taskQueue) => {
+      const holder = await acquire(fixture.env.client, { key, requester: 'holder' }, { taskQueue });
+      const first = await startAcquisition(fixture.env.client, { key, requester: 'first' }, { taskQueue });
       await waitFor('first parked', phaseIs(first.workflowId, 'queued'));
-      const second = await startAcquisition(env.client, { key, requester: 'second' }, { taskQueue });
+      const second = await startAcquisition(fixture.env.client, { key, requester: 'second' }, { taskQueue });
       await waitFor('second parked', phaseIs(second.workflowId, 'queued'));
       await new Promise((r) => setTimeout(r, 1_000));
       expect([await attemptsOf(first.workflowId), await attemptsOf(second.workflowId)]).toEqual([1, 1]);
 
-      await release(env.client, holder.lease);
-      const firstLease = await awaitLeaseOf(env.client, first.workflowId);
+      await release(fixture.env.client, holder.lease);
+      const firstLease = await awaitLeaseOf(fixture.env.client, first.workflowId);
       expect(firstLease).toMatchObject({ status: 'acquired', lease: { holder: 'first' } });
       // The second waiter was not woken: still parked, still on its first attempt.
-      expect(await stateOf(env.client, second.workflowId)).toMatchObject({ phase: 'queued', attempts: 1 });
+      expect(await stateOf(fixture.env.client, second.workflowId)).toMatchObject({
+        phase: 'queued',
+        attempts: 1,
+      });
 
-      await release(env.client, { key, holder: 'first' });
-      expect(await awaitLeaseOf(env.client, second.workflowId)).toMatchObject({
+      await release(fixture.env.client, { key, holder: 'first' });
+      expect(await awaitLeaseOf(fixture.env.client, second.workflowId)).toMatchObject({
         status: 'acquired',
         lease: { holder: 'second' },
       });
       expect(await attemptsOf(second.workflowId)).toBe(2);
-      await release(env.client, { key, holder: 'second' });
+      await release(fixture.env.client, { key, holder: 'second' });
       // Each waiter asked for one decision (its first denial) and parked on one timer.
       for (const id of [first.workflowId, second.workflowId]) {
-        const history = await env.client.workflow.getHandle(id).fetchHistory();
+        const history = await fixture.env.client.workflow.getHandle(id).fetchHistory();
         expect(activitySummaries(history).filter((s) => s.startsWith('retry decision'))).toHaveLength(1);
         expect(timerSummaries(history).filter((s) => s.startsWith('parked'))).toHaveLength(1);
       }
@@ -78,17 +66,17 @@ describe('waiting under contention', () => {
   it('no lost wake-up: a release that lands while the waiter runs its fast path ends its park at once', async () => {
     // The waiter's first fast path is held after the lock service denied it, so the release (and its
     // wake-up signal) lands between the denial and the park.
-    const slowForWaiter = delayedTryAcquire(locks, 'waiter', 1_500);
-    await withWorker(env, { locks: slowForWaiter.service, log: silentLog }, async (taskQueue) => {
-      const holder = await acquire(env.client, { key, requester: 'holder' }, { taskQueue });
-      const waiter = await startAcquisition(env.client, { key, requester: 'waiter' }, { taskQueue });
+    const slowForWaiter = delayedTryAcquire(fixture.locks, 'waiter', 1_500);
+    await withWorker(fixture.env, { locks: slowForWaiter.service, log: silentLog }, async (taskQueue) => {
+      const holder = await acquire(fixture.env.client, { key, requester: 'holder' }, { taskQueue });
+      const waiter = await startAcquisition(fixture.env.client, { key, requester: 'waiter' }, { taskQueue });
       await slowForWaiter.denied;
-      await release(env.client, holder.lease);
-      expect(await awaitLeaseOf(env.client, waiter.workflowId)).toMatchObject({ status: 'acquired' });
+      await release(fixture.env.client, holder.lease);
+      expect(await awaitLeaseOf(fixture.env.client, waiter.workflowId)).toMatchObject({ status: 'acquired' });
       // No park at all (it would have been a 15 s timer): the wake-up that landed early ended it.
-      const history = await env.client.workflow.getHandle(waiter.workflowId).fetchHistory();
+      const history = await fixture.env.client.workflow.getHandle(waiter.workflowId).fetchHistory();
       expect(timerSummaries(history).filter((s) => s.startsWith('parked'))).toEqual([]);
-      await release(env.client, { key, holder: 'waiter' });
+      await release(fixture.env.client, { key, holder: 'waiter' });
     });
   });
 
@@ -98,17 +86,23 @@ describe('waiting under contention', () => {
     fake.answer({ kind: 'slow', delayMs: 1_500, then: { kind: 'tool', input: retry } });
     const decider = createAnthropicDecider({ ...FAKE_MODEL, baseURL: fake.baseURL });
     try {
-      await withWorker(env, { locks, log: silentLog, decider }, async (taskQueue) => {
-        const holder = await acquire(env.client, { key, requester: 'holder' }, { taskQueue });
-        const waiter = await startAcquisition(env.client, { key, requester: 'waiter' }, { taskQueue });
+      await withWorker(fixture.env, { locks: fixture.locks, log: silentLog, decider }, async (taskQueue) => {
+        const holder = await acquire(fixture.env.client, { key, requester: 'holder' }, { taskQueue });
+        const waiter = await startAcquisition(
+          fixture.env.client,
+          { key, requester: 'waiter' },
+          { taskQueue },
+        );
         await waitFor('the decision under way', async () => fake.requests.length > 0);
-        await release(env.client, holder.lease);
-        expect(await awaitLeaseOf(env.client, waiter.workflowId)).toMatchObject({ status: 'acquired' });
-        const history = await env.client.workflow.getHandle(waiter.workflowId).fetchHistory();
+        await release(fixture.env.client, holder.lease);
+        expect(await awaitLeaseOf(fixture.env.client, waiter.workflowId)).toMatchObject({
+          status: 'acquired',
+        });
+        const history = await fixture.env.client.workflow.getHandle(waiter.workflowId).fetchHistory();
         // The wake-up came before the park began: no park timer was needed at all.
         expect(timerSummaries(history).filter((s) => s.startsWith('parked'))).toEqual([]);
         expect(activitySummaries(history).filter((s) => s.startsWith('fast path'))).toHaveLength(2);
-        await release(env.client, { key, holder: 'waiter' });
+        await release(fixture.env.client, { key, holder: 'waiter' });
       });
     } finally {
       await fake.stop();
@@ -116,7 +110,11 @@ describe('waiting under contention', () => {
   });
 
   it('a slow model does not slow a handoff: the release outruns a decision still in flight, which is cancelled', async () => {
-    const seen = await runScenario(env, wokenDuringDecision, { locks, log: silentLog, escalations });
+    const seen = await runScenario(fixture.env, wokenDuringDecision, {
+      locks: fixture.locks,
+      log: silentLog,
+      escalations,
+    });
     if (seen.next.status !== 'acquired') throw new Error(`waiter ended: ${seen.next.outcome.status}`);
     expect(seen.next.lease.grantedAt).toBeGreaterThanOrEqual(seen.releasedAt!);
     // Granted while the model (answering after 2 s) was still thinking: the wake-up did not wait.

@@ -9,7 +9,7 @@ import {
   startAcquisition,
   stateOf,
 } from '../client/lockwardenClient';
-import { activitySummaries } from './support/history';
+import { activitySummaries } from '../devkit/history';
 import { freshSqliteLockService, silentLog, unique, withWorker } from './support/temporalFixture';
 import { waitFor } from './support/waitFor';
 

@@ -1,12 +1,13 @@
 import { ApplicationFailure } from '@temporalio/common';
 import pino from 'pino';
+import { MODEL_RETRYABLE_ERRORS } from '../activities/anthropicCalls';
 import { createAnthropicDecider } from '../activities/anthropicDecider';
 import { createDecisionActivities } from '../activities/decisionActivities';
 import { LATENCY_FLOOR_MS } from '../policy/constants';
 import { guardDecision } from '../policy/guardrails';
 import { type DecisionRecord, policyRecord } from '../policy/retryDecision';
-import { baseInput, baseProgress, budget, VALID_DECISION as VALID } from './support/decisionInputs';
-import { type FakeAnswer, FakeMessagesApi } from './support/fakeMessagesApi';
+import { baseInput, baseProgress, budget, VALID_DECISION as VALID } from '../devkit/decisionInputs';
+import { type FakeAnswer, FakeMessagesApi } from '../devkit/fakeMessagesApi';
 import { FAKE_MODEL } from './support/runScenario';
 
 const valid: FakeAnswer = { kind: 'tool', input: VALID };
@@ -179,29 +180,29 @@ const FAULTS: { fault: string; script: FakeAnswer[]; expect: Expect }[] = [
     expect: {
       outcome: 'retried-by-temporal',
       requests: 1,
-      errorType: 'ModelRateLimited',
+      errorType: MODEL_RETRYABLE_ERRORS.rateLimited,
       nextRetryDelayMs: 7_000,
     },
   },
   {
     fault: 'HTTP 500',
     script: [{ kind: 'http-error', status: 500, errorType: 'api_error' }],
-    expect: { outcome: 'retried-by-temporal', requests: 1, errorType: 'ModelUnavailable' },
+    expect: { outcome: 'retried-by-temporal', requests: 1, errorType: MODEL_RETRYABLE_ERRORS.unavailable },
   },
   {
     fault: 'HTTP 529 overloaded',
     script: [{ kind: 'http-error', status: 529, errorType: 'overloaded_error' }],
-    expect: { outcome: 'retried-by-temporal', requests: 1, errorType: 'ModelOverloaded' },
+    expect: { outcome: 'retried-by-temporal', requests: 1, errorType: MODEL_RETRYABLE_ERRORS.overloaded },
   },
   {
     fault: 'a response slower than the timeout',
     script: [{ kind: 'slow', delayMs: 1_500, then: valid }],
-    expect: { outcome: 'retried-by-temporal', requests: 1, errorType: 'ModelUnavailable' },
+    expect: { outcome: 'retried-by-temporal', requests: 1, errorType: MODEL_RETRYABLE_ERRORS.unavailable },
   },
   {
     fault: 'a dropped connection',
     script: [{ kind: 'drop' }],
-    expect: { outcome: 'retried-by-temporal', requests: 1, errorType: 'ModelUnavailable' },
+    expect: { outcome: 'retried-by-temporal', requests: 1, errorType: MODEL_RETRYABLE_ERRORS.unavailable },
   },
 ];
 
@@ -303,9 +304,13 @@ describe("the decision log line and the model's free text", () => {
 
   it('writes its one line when the model call throws, too', async () => {
     fake.answer({ kind: 'http-error', status: 503, errorType: 'api_error' });
-    await expect(decideRetry(baseInput)).rejects.toMatchObject({ type: 'ModelUnavailable' });
+    await expect(decideRetry(baseInput)).rejects.toMatchObject({ type: MODEL_RETRYABLE_ERRORS.unavailable });
     expect(lines).toEqual([
-      expect.objectContaining({ event: 'retry-decision', outcome: 'thrown', errorType: 'ModelUnavailable' }),
+      expect.objectContaining({
+        event: 'retry-decision',
+        outcome: 'thrown',
+        errorType: MODEL_RETRYABLE_ERRORS.unavailable,
+      }),
     ]);
   });
 

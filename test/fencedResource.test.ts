@@ -4,7 +4,7 @@ import { type FencedResource, InvalidFencingTokenError } from '../locks/fencedRe
 import { PostgresFencedResource } from '../locks/postgresFencedResource';
 import { SqliteFencedResource } from '../locks/sqliteFencedResource';
 import { SERVER_URLS } from './support/lockBackends';
-import { freshSqlitePath, unique } from './support/tempFiles';
+import { freshSqlitePath, unique } from '../devkit/tempFiles';
 
 interface Harness {
   name: string;

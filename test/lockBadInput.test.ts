@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import type { LockService } from '../locks/lockService';
 import { isInvalidLockRequest } from '../policy/errors';
 import { backendHarnesses } from './support/lockBackends';
-import { unique } from './support/tempFiles';
+import { unique } from '../devkit/tempFiles';
 
 // Malformed and adversarial requests at every operation of every backend: each is refused in-process,
 // before any call reaches the server, with a typed InvalidLockRequest, and the key's state on the

@@ -5,7 +5,7 @@ import type { AcquireAttempt, Denial, Lease, TryAcquireRequest } from '../policy
 import { openLockService } from '../locks/openLockService';
 import { backendHarnesses, ownServer } from './support/lockBackends';
 import { runStress } from './support/lockStress';
-import { freshSqlitePath, unique } from './support/tempFiles';
+import { freshSqlitePath, unique } from '../devkit/tempFiles';
 
 function granted(attempt: AcquireAttempt): Lease {
   if (!attempt.granted) throw new Error(`expected a grant, got ${attempt.denial.code}`);

@@ -2,13 +2,12 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { FileEscalationStore } from '../activities/escalationStore';
 import { acquire, release, startAcquisition, stateOf } from '../client/lockwardenClient';
 import type { LockService } from '../locks/lockService';
 import { openLockService } from '../locks/openLockService';
-import { connectTestEnv, silentLog, withWorker } from './support/temporalFixture';
-import { freshSqlitePath, unique } from './support/tempFiles';
+import { sessionFixture, silentLog, withWorker } from './support/temporalFixture';
+import { freshSqlitePath, unique } from '../devkit/tempFiles';
 import { waitFor } from './support/waitFor';
 
 // The lock service goes away for longer than Temporal's retries of one call (a restart, a failover):
@@ -27,46 +26,48 @@ const server = (command: 'start' | 'stop') =>
   });
 
 describe('a lock service outage', () => {
+  const fixture = sessionFixture();
   // Timers a session set to try an unreachable release again (their summary says so).
   const retriedReleases = async (workflowId: string) => {
-    const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+    const history = await fixture.env.client.workflow.getHandle(workflowId).fetchHistory();
     return (history.events ?? []).filter((e) => {
       const summary = e.timerStartedEventAttributes && e.userMetadata?.summary?.data;
       return summary && Buffer.from(summary).toString().includes('lock service unreachable: release');
     }).length;
   };
 
-  let env: TestWorkflowEnvironment;
   let locks: LockService;
   beforeAll(async () => {
     fs.mkdirSync(SERVERS_DIR, { recursive: true });
     server('start');
-    env = await connectTestEnv();
     locks = await openLockService(`postgres://lockwarden@127.0.0.1:${PORT}/lockwarden`);
   });
   afterAll(async () => {
     await locks?.close();
-    await env?.teardown();
     server('stop');
   });
 
   it('is a wait, not the end of a session: a waiter backs off until the service is back, and a release is retried until it lands', async () => {
     const escalations = new FileEscalationStore(freshSqlitePath().replace(/\.sqlite$/, '.jsonl'));
-    await withWorker(env, { locks, log: silentLog, escalations }, async (taskQueue) => {
+    await withWorker(fixture.env, { locks, log: silentLog, escalations }, async (taskQueue) => {
       const key = unique('outage');
-      const holder = await acquire(env.client, { key, requester: 'holder', ttlMs: 30_000 }, { taskQueue });
+      const holder = await acquire(
+        fixture.env.client,
+        { key, requester: 'holder', ttlMs: 30_000 },
+        { taskQueue },
+      );
       server('stop');
       try {
         // A session that starts while the service is down: each attempt is a denial it backs off from.
         const waiter = await startAcquisition(
-          env.client,
+          fixture.env.client,
           { key: unique('other'), requester: 'waiter', budget: { maxRetries: 100, maxTotalWaitMs: 120_000 } },
           { taskQueue },
         );
         await waitFor(
           'the waiter backing off from an unreachable service',
           async () => {
-            const state = await stateOf(env.client, waiter.workflowId);
+            const state = await stateOf(fixture.env.client, waiter.workflowId);
             return state.phase === 'backing-off' && state.decisions.length > 0;
           },
           30_000,
@@ -74,7 +75,7 @@ describe('a lock service outage', () => {
         // The holder's release, asked during the outage, waits for the service instead of failing: the
         // service stays down until the session has seen its release fail (past Temporal's own retries
         // of the call) and has set the timer to try it again.
-        const released = release(env.client, holder.lease);
+        const released = release(fixture.env.client, holder.lease);
         await waitFor(
           'the release failing and set to be tried again',
           async () => (await retriedReleases(holder.session.workflowId)) > 0,
@@ -85,13 +86,13 @@ describe('a lock service outage', () => {
         expect(await holder.session.result()).toMatchObject({ status: 'released' });
         await waitFor(
           'the waiter holding',
-          async () => (await stateOf(env.client, waiter.workflowId)).phase === 'holding',
+          async () => (await stateOf(fixture.env.client, waiter.workflowId)).phase === 'holding',
           30_000,
         );
-        const state = await stateOf(env.client, waiter.workflowId);
+        const state = await stateOf(fixture.env.client, waiter.workflowId);
         expect(state.lease?.holder).toBe('waiter');
         expect(state.attempts).toBeGreaterThan(1);
-        expect(await release(env.client, state.lease!)).toMatchObject({ ok: true });
+        expect(await release(fixture.env.client, state.lease!)).toMatchObject({ ok: true });
       } finally {
         server('start');
       }

@@ -7,7 +7,7 @@ import type { SessionRow } from '../client/sessionList';
 import { acquisitionWorkflowId } from '../policy/constants';
 import type { LockStatus } from '../policy/lockStatus';
 import { sessionFixture, silentLog, TEMPORAL_ADDRESS, withWorker } from './support/temporalFixture';
-import { unique } from './support/tempFiles';
+import { unique } from '../devkit/tempFiles';
 import { waitFor } from './support/waitFor';
 
 // lockctl as an SRE on call uses it: who holds a key and who waits behind it, in what order, and

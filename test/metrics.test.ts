@@ -1,5 +1,4 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import {
   acquire,
   awaitLeaseOf,
@@ -9,19 +8,15 @@ import {
   stateOf,
 } from '../client/lockwardenClient';
 import { SqliteLockService } from '../locks/sqliteLockService';
-import { activitySummaries } from './support/history';
+import { activitySummaries } from '../devkit/history';
 import { freePort, parseSamples, type Sample, sumOf } from './support/prometheusText';
-import { connectTestEnv } from './support/temporalFixture';
-import { freshSqlitePath, unique } from './support/tempFiles';
+import { sessionFixture } from './support/temporalFixture';
+import { freshSqlitePath, unique } from '../devkit/tempFiles';
 import { waitFor } from './support/waitFor';
 import { startWorkerProcess, stopWorkerProcess } from './support/workerProcess';
 
 describe("the worker's /metrics", () => {
-  let env: TestWorkflowEnvironment;
-  beforeAll(async () => {
-    env = await connectTestEnv();
-  });
-  afterAll(() => env?.teardown());
+  const fixture = sessionFixture();
 
   it('counts a contended run as it happened: waits, hand-offs, decisions, renewals, parked waiters, a lost lease, and the SDK worker metrics', async () => {
     const [port, sdkPort] = [await freePort(), await freePort()];
@@ -38,12 +33,12 @@ describe("the worker's /metrics", () => {
       const key = unique('contended');
       // TTL 3 s: each holder renews every second, so a 1.2 s hold renews at least once.
       const request = (requester: string) => ({ key, requester, ttlMs: 3_000 });
-      const first = await acquire(env.client, request('holder'), { taskQueue });
+      const first = await acquire(fixture.env.client, request('holder'), { taskQueue });
       const waiters: StartedAcquisition[] = [];
       for (const requester of ['w1', 'w2', 'w3']) {
-        waiters.push(await startAcquisition(env.client, request(requester), { taskQueue }));
+        waiters.push(await startAcquisition(fixture.env.client, request(requester), { taskQueue }));
         await waitFor(`${requester} queued`, async () => {
-          return (await stateOf(env.client, waiters.at(-1)!.workflowId)).phase === 'queued';
+          return (await stateOf(fixture.env.client, waiters.at(-1)!.workflowId)).phase === 'queued';
         });
       }
       expect(sumOf(await scrape(), 'lockwarden_parked_waiters')).toBe(3);
@@ -51,13 +46,13 @@ describe("the worker's /metrics", () => {
       await delay(1_200);
       let lease = first.lease;
       for (const waiter of waiters) {
-        expect(await release(env.client, lease)).toMatchObject({ ok: true });
-        const next = await awaitLeaseOf(env.client, waiter.workflowId);
+        expect(await release(fixture.env.client, lease)).toMatchObject({ ok: true });
+        const next = await awaitLeaseOf(fixture.env.client, waiter.workflowId);
         if (next.status !== 'acquired') throw new Error(`${waiter.workflowId} ended ${next.outcome.status}`);
         lease = next.lease;
         await delay(1_200);
       }
-      expect(await release(env.client, lease)).toMatchObject({ ok: true });
+      expect(await release(fixture.env.client, lease)).toMatchObject({ ok: true });
       const sessions = [first.session, ...waiters];
       await Promise.all(sessions.map((s) => s.result()));
 
@@ -65,7 +60,7 @@ describe("the worker's /metrics", () => {
       const summaries = (
         await Promise.all(
           sessions.map(async (s) =>
-            activitySummaries(await env.client.workflow.getHandle(s.workflowId).fetchHistory()),
+            activitySummaries(await fixture.env.client.workflow.getHandle(s.workflowId).fetchHistory()),
           ),
         )
       ).flat();
@@ -109,7 +104,7 @@ describe("the worker's /metrics", () => {
       // A lease lost behind the session's back (released at the service and taken by another client):
       // the next renewal finds another token, and the counter rises by one, at the renewal.
       const victim = await acquire(
-        env.client,
+        fixture.env.client,
         { key: unique('lost'), requester: 'victim', ttlMs: 3_000 },
         { taskQueue },
       );

@@ -4,7 +4,7 @@ import { acquisitionWorkflowId } from '../policy/constants';
 import { LockwardenPlugin } from '../worker/lockwardenPlugin';
 import type { ExportActivities, nightlyExport } from './support/userWorkflows';
 import { sessionFixture, silentLog, withWorker } from './support/temporalFixture';
-import { unique } from './support/tempFiles';
+import { unique } from '../devkit/tempFiles';
 import { waitFor } from './support/waitFor';
 
 // lockwarden inside a user's worker (the plugin), and beside it (a separate lockwarden worker).

@@ -1,20 +1,12 @@
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createAnthropicDrafter } from '../activities/anthropicDrafter';
-import type { SqliteLockService } from '../locks/sqliteLockService';
 import { type BriefingFacts, renderBriefing } from '../policy/postmortem/briefing';
 import { NO_EVIDENCE } from '../policy/postmortem/patchEvidence';
 import { buildTimeline } from '../policy/postmortem/timeline';
 import type { BriefingResult } from '../workflows/postmortemBriefing';
-import { type FakeAnswer, FakeMessagesApi } from './support/fakeMessagesApi';
+import { type FakeAnswer, FakeMessagesApi } from '../devkit/fakeMessagesApi';
 import { GATES, PAUSED_PAST_LEASE } from './support/incidents';
 import { FAKE_MODEL } from './support/runScenario';
-import {
-  connectTestEnv,
-  freshSqliteLockService,
-  silentLog,
-  unique,
-  withWorker,
-} from './support/temporalFixture';
+import { sessionFixture, silentLog, unique, withWorker } from './support/temporalFixture';
 
 // The model lane of the post-mortem briefing, through the postmortemBriefing workflow on a real dev
 // server and the real SDK against the fake Messages API: a valid draft is used; a draft the validator
@@ -50,30 +42,24 @@ const draft = (patch: Record<string, unknown>, drop?: string): FakeAnswer => {
 };
 
 describe('post-mortem briefing: the model lane', () => {
-  let env: TestWorkflowEnvironment;
-  let locks: SqliteLockService;
+  const fixture = sessionFixture();
   const fake = new FakeMessagesApi();
 
-  beforeAll(async () => {
-    env = await connectTestEnv();
-    await fake.start();
-    locks = freshSqliteLockService();
-  });
-  afterAll(async () => {
-    await fake.stop();
-    await locks?.close();
-    await env?.teardown();
-  });
+  beforeAll(() => fake.start());
+  afterAll(() => fake.stop());
 
   const briefWith = (...script: FakeAnswer[]) => {
     fake.answer(...script);
     const drafter = createAnthropicDrafter({ ...FAKE_MODEL, baseURL: fake.baseURL });
-    return withWorker(env, { locks, log: silentLog, drafter }, (taskQueue) =>
-      env.client.workflow.execute<(facts: BriefingFacts) => Promise<BriefingResult>>('postmortemBriefing', {
-        taskQueue,
-        workflowId: unique('postmortem'),
-        args: [FACTS],
-      }),
+    return withWorker(fixture.env, { locks: fixture.locks, log: silentLog, drafter }, (taskQueue) =>
+      fixture.env.client.workflow.execute<(facts: BriefingFacts) => Promise<BriefingResult>>(
+        'postmortemBriefing',
+        {
+          taskQueue,
+          workflowId: unique('postmortem'),
+          args: [FACTS],
+        },
+      ),
     );
   };
 

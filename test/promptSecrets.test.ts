@@ -5,9 +5,9 @@ import { createDecisionActivities } from '../activities/decisionActivities';
 import { SqliteLockService } from '../locks/sqliteLockService';
 import { parseAcquireRequest } from '../policy/acquireRequest';
 import { buildDecisionContext } from '../policy/decisionContext';
-import { baseInput } from './support/decisionInputs';
-import { FakeMessagesApi } from './support/fakeMessagesApi';
-import { freshSqlitePath } from './support/tempFiles';
+import { baseInput } from '../devkit/decisionInputs';
+import { FakeMessagesApi } from '../devkit/fakeMessagesApi';
+import { freshSqlitePath } from '../devkit/tempFiles';
 
 const CANARY_ENV = {
   LOCK_SERVICE_URL: 'postgres://lockwarden:CANARY-PG-PASSWORD-7f3a@db.internal:5432/locks',

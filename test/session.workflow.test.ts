@@ -3,7 +3,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import pino from 'pino';
 import { FileEscalationStore } from '../activities/escalationStore';
 import { createMetrics } from '../activities/metrics';
@@ -16,7 +15,6 @@ import {
   stateOf,
 } from '../client/lockwardenClient';
 import { releaseLease, requestRelease } from '../temporal/messages';
-import type { SqliteLockService } from '../locks/sqliteLockService';
 import { InvalidLockRequestError, LockNotAcquiredError } from '../policy/errors';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 import { runScenario } from './support/runScenario';
@@ -37,14 +35,8 @@ import {
   wakeOnRelease,
   withLockHoldLockFor,
 } from './support/scenarios';
-import {
-  connectTestEnv,
-  freshSqliteLockService,
-  silentLog,
-  unique,
-  withWorker,
-} from './support/temporalFixture';
-import { freshSqlitePath } from './support/tempFiles';
+import { sessionFixture, silentLog, unique, withWorker } from './support/temporalFixture';
+import { freshSqlitePath } from '../devkit/tempFiles';
 import { waitFor } from './support/waitFor';
 import { readIncidentLog } from '../client/incidentLog';
 import { renderBriefing } from '../policy/postmortem/briefing';
@@ -62,26 +54,19 @@ const GATES = releaseGatesSchema.parse({
 // The workflow paths of test/support/scenarios.ts (the same runs the history recorder records), and
 // the on-call, review and validation behaviour around them.
 describe('acquisition sessions on the dev server', () => {
-  let env: TestWorkflowEnvironment;
-  let locks: SqliteLockService;
+  const fixture = sessionFixture();
   let escalations: FileEscalationStore;
   let escalationsFile: string;
   let key: string;
-  const deps = () => ({ locks, log: silentLog, escalations });
+  const deps = () => ({ locks: fixture.locks, log: silentLog, escalations });
 
-  beforeAll(async () => {
-    env = await connectTestEnv();
-  });
-  afterAll(() => env?.teardown());
   beforeEach(() => {
-    locks = freshSqliteLockService();
     escalationsFile = freshSqlitePath().replace(/\.sqlite$/, '.jsonl');
     escalations = new FileEscalationStore(escalationsFile);
     key = unique('key');
   });
-  afterEach(() => locks.close());
 
-  const run = <R extends ScenarioRun>(scenario: Scenario<R>) => runScenario(env, scenario, deps());
+  const run = <R extends ScenarioRun>(scenario: Scenario<R>) => runScenario(fixture.env, scenario, deps());
 
   it('fast path: acquires, holds with the token the service issued, answers the state query, and releases fenced', async () => {
     const seen = await run(fastPathHoldRelease);
@@ -177,10 +162,10 @@ describe('acquisition sessions on the dev server', () => {
       reason: expect.stringContaining('no operator answer within 1000 ms'),
     });
     expect(seen.waitersAfter).toEqual([]);
-    await withWorker(env, deps(), async (taskQueue) => {
+    await withWorker(fixture.env, deps(), async (taskQueue) => {
       await expect(
         acquire(
-          env.client,
+          fixture.env.client,
           { key: seen.key, requester: 'another', budget: { maxRetries: 0 }, escalationTimeoutMs: 1_000 },
           { taskQueue },
         ),
@@ -225,10 +210,17 @@ describe('acquisition sessions on the dev server', () => {
 
   it('finds a deadlock between two sessions from the service holdings: both stop, one escalation for the cycle', async () => {
     const seen = await run(deadlock);
+    // The cycle as edges: each waiter waits for a key the other holds.
+    const edges = (outcome: unknown) =>
+      (outcome as { deadlock: { cycle: { waiter: string; key: string; holder: string }[] } }).deadlock.cycle;
     expect(seen.betaOutcome).toMatchObject({
       status: 'halted',
       reason: expect.stringContaining('escalated by alpha'),
+      deadlock: { escalator: 'alpha' },
     });
+    const cycle = edges(seen.betaOutcome);
+    expect(cycle.map((e) => `${e.waiter}>${e.holder}`).sort()).toEqual(['alpha>beta', 'beta>alpha']);
+    expect(cycle.map((e) => e.key).sort()).toEqual([...seen.keys].sort());
     expect(seen.alphaEscalated.escalation).toMatchObject({
       deadlock: true,
       reason: expect.stringMatching(
@@ -244,14 +236,14 @@ describe('acquisition sessions on the dev server', () => {
     for (const key of seen.keys) {
       let events: Awaited<ReturnType<typeof readIncidentLog>> = [];
       await waitFor('the sessions in visibility', async () => {
-        events = await readIncidentLog({ client: env.client, key });
+        events = await readIncidentLog({ client: fixture.env.client, key });
         return events.filter((e) => e.kind === 'ended').length === 2;
       });
       const timeline = buildTimeline(key, events);
-      expect(timeline.mechanism).toMatchObject({
-        kind: 'lock-inversion',
-        cycle: expect.stringMatching(/alpha waits for \S+ held by beta|beta waits for \S+ held by alpha/),
-      });
+      expect(timeline.mechanism).toMatchObject({ kind: 'lock-inversion', escalator: 'alpha' });
+      const found = timeline.mechanism.kind === 'lock-inversion' ? timeline.mechanism.cycle : [];
+      expect(found).toHaveLength(2);
+      expect(found).toEqual(expect.arrayContaining(cycle));
       expect(timeline.threads).toEqual([
         { label: 'Thread A', session: 'alpha' },
         { label: 'Thread B', session: 'beta' },
@@ -339,11 +331,11 @@ describe('acquisition sessions on the dev server', () => {
   const oncallAt = (webhookUrl: string) => ({ webhookUrl, reviewWindowMs: 600_000, reviewThreshold: 3 });
 
   it('pages on-call through the webhook with the documented payload', async () => {
-    await locks.tryAcquire({ key, requester: 'stuck-job', ttlMs: 60_000 });
+    await fixture.locks.tryAcquire({ key, requester: 'stuck-job', ttlMs: 60_000 });
     await withWebhook(async (webhookUrl, received) => {
-      await withWorker(env, { ...deps(), oncall: oncallAt(webhookUrl) }, async (taskQueue) => {
+      await withWorker(fixture.env, { ...deps(), oncall: oncallAt(webhookUrl) }, async (taskQueue) => {
         const session = await startAcquisition(
-          env.client,
+          fixture.env.client,
           { key, requester: 'replica-b', budget: { maxRetries: 0 }, escalationTimeoutMs: 1_000 },
           { taskQueue },
         );
@@ -371,16 +363,16 @@ describe('acquisition sessions on the dev server', () => {
 
   it('tells on-call through the webhook, and in the record, when an escalation resolved itself', async () => {
     await withWebhook(async (webhookUrl, received) => {
-      await withWorker(env, { ...deps(), oncall: oncallAt(webhookUrl) }, async (taskQueue) => {
-        const holder = await acquire(env.client, { key, requester: 'holder' }, { taskQueue });
+      await withWorker(fixture.env, { ...deps(), oncall: oncallAt(webhookUrl) }, async (taskQueue) => {
+        const holder = await acquire(fixture.env.client, { key, requester: 'holder' }, { taskQueue });
         const waiter = await startAcquisition(
-          env.client,
+          fixture.env.client,
           { key, requester: 'replica-b', budget: { maxRetries: 0 }, escalationTimeoutMs: 120_000 },
           { taskQueue },
         );
         await waitFor('paged', async () => received.length === 1);
-        await release(env.client, holder.lease);
-        const next = await awaitLeaseOf(env.client, waiter.workflowId);
+        await release(fixture.env.client, holder.lease);
+        const next = await awaitLeaseOf(fixture.env.client, waiter.workflowId);
         expect(next).toMatchObject({ status: 'acquired', lease: { holder: 'replica-b' } });
         await waitFor('resolution sent', async () => received.length === 2);
         expect(received[1]).toEqual({
@@ -403,24 +395,24 @@ describe('acquisition sessions on the dev server', () => {
           'escalated',
           'acquired',
         ]);
-        await release(env.client, { key, holder: 'replica-b' });
+        await release(fixture.env.client, { key, holder: 'replica-b' });
       });
     });
   });
 
   it('flags a key that keeps escalating for deadlock review: a log line, a metric and a search attribute', async () => {
-    await locks.tryAcquire({ key, requester: 'stuck-job', ttlMs: 60_000 });
+    await fixture.locks.tryAcquire({ key, requester: 'stuck-job', ttlMs: 60_000 });
     const lines: string[] = [];
     const log = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
     const metrics = createMetrics({ keyLabels: true });
     await withWorker(
-      env,
+      fixture.env,
       { ...deps(), log, metrics, oncall: { webhookUrl: null, reviewWindowMs: 600_000, reviewThreshold: 3 } },
       async (taskQueue) => {
         const sessions = [];
         for (const requester of ['w1', 'w2', 'w3']) {
           const session = await startAcquisition(
-            env.client,
+            fixture.env.client,
             { key, requester, budget: { maxRetries: 0 }, escalationTimeoutMs: 1_000 },
             { taskQueue },
           );
@@ -428,7 +420,7 @@ describe('acquisition sessions on the dev server', () => {
           sessions.push(session);
         }
         const review = async (workflowId: string) =>
-          (await env.client.workflow.getHandle(workflowId).describe()).typedSearchAttributes.get(
+          (await fixture.env.client.workflow.getHandle(workflowId).describe()).typedSearchAttributes.get(
             SEARCH_ATTRIBUTES.lockReview,
           );
         expect(await review(sessions[0]!.workflowId)).toBeUndefined();
@@ -443,21 +435,21 @@ describe('acquisition sessions on the dev server', () => {
   });
 
   it('withLock does not wait on a session that failed before it could tell of the lease', async () => {
-    await withWorker(env, deps(), async (taskQueue) => {
-      const job = env.client.workflow.execute('holdLockFor', {
+    await withWorker(fixture.env, deps(), async (taskQueue) => {
+      const job = fixture.env.client.workflow.execute('holdLockFor', {
         taskQueue,
         workflowId: unique('job'),
         args: [{ key: 'bad', requester: unique('r'), ttlMs: -5 }, 100],
       });
       await expect(job).rejects.toThrow(WorkflowFailedError);
-      expect((await locks.inspect('bad')).lastToken).toBeNull();
+      expect((await fixture.locks.inspect('bad')).lastToken).toBeNull();
     });
   });
 
   it('withLock fails with LeaseLost when the lease is lost while its function runs, not with a signal error', async () => {
-    await withWorker(env, deps(), async (taskQueue) => {
+    await withWorker(fixture.env, deps(), async (taskQueue) => {
       const requester = unique('job');
-      const job = env.client.workflow.execute('holdLockFor', {
+      const job = fixture.env.client.workflow.execute('holdLockFor', {
         taskQueue,
         workflowId: unique('parent'),
         args: [{ key, requester, ttlMs: 3_000 }, 4_000],
@@ -466,34 +458,46 @@ describe('acquisition sessions on the dev server', () => {
       const sessionId = acquisitionWorkflowId(key, requester);
       await waitFor(
         'the session holding',
-        async () => (await stateOf(env.client, sessionId)).phase === 'holding',
+        async () => (await stateOf(fixture.env.client, sessionId)).phase === 'holding',
       );
       // Another holder takes the key at the lock service: the session's next renewal finds its token.
-      const lease = (await stateOf(env.client, sessionId)).lease!;
-      expect(await locks.release(lease)).toMatchObject({ ok: true });
-      expect((await locks.tryAcquire({ key, requester: 'intruder', ttlMs: 30_000 })).granted).toBe(true);
+      const lease = (await stateOf(fixture.env.client, sessionId)).lease!;
+      expect(await fixture.locks.release(lease)).toMatchObject({ ok: true });
+      expect((await fixture.locks.tryAcquire({ key, requester: 'intruder', ttlMs: 30_000 })).granted).toBe(
+        true,
+      );
       const failure = await job.then(
         () => null,
         (error: WorkflowFailedError) => error.cause,
       );
       expect(failure).toBeInstanceOf(ApplicationFailure);
       expect((failure as ApplicationFailure).type).toBe('LeaseLost');
-      expect(await env.client.workflow.getHandle(sessionId).result()).toMatchObject({ status: 'lease-lost' });
+      expect(await fixture.env.client.workflow.getHandle(sessionId).result()).toMatchObject({
+        status: 'lease-lost',
+      });
     });
   });
 
   it('keeps sessions whose names used to collide apart, and acts on a lease only for its own key and holder', async () => {
-    await withWorker(env, deps(), async (taskQueue) => {
+    await withWorker(fixture.env, deps(), async (taskQueue) => {
       // "<p>/a/b" + "c" and "<p>/a" + "b/c" once made the same id; <p> is new each run, so a run
       // killed before its releases leaves nothing the next run trips over.
       const p = unique('collide');
-      const slashInKey = await acquire(env.client, { key: `${p}/a/b`, requester: 'c' }, { taskQueue });
-      const slashInRequester = await acquire(env.client, { key: `${p}/a`, requester: 'b/c' }, { taskQueue });
+      const slashInKey = await acquire(
+        fixture.env.client,
+        { key: `${p}/a/b`, requester: 'c' },
+        { taskQueue },
+      );
+      const slashInRequester = await acquire(
+        fixture.env.client,
+        { key: `${p}/a`, requester: 'b/c' },
+        { taskQueue },
+      );
       expect(slashInKey.session.workflowId).toBe(`lock/${p}/a/b/c`);
       expect(slashInRequester.session.workflowId).toBe(`lock/${p}/a/b%2Fc`);
 
       // A release naming another lease is refused by the session before it is accepted.
-      const handle = env.client.workflow.getHandle(slashInKey.session.workflowId);
+      const handle = fixture.env.client.workflow.getHandle(slashInKey.session.workflowId);
       const refusal = await handle
         .executeUpdate(releaseLease, { args: [{ key: `${p}/a`, holder: 'b/c' }] })
         .then(
@@ -503,22 +507,24 @@ describe('acquisition sessions on the dev server', () => {
       expect(refusal).toBe(`release refused: this session is "c" on "${p}/a/b", not "b/c" on "${p}/a"`);
       // A fire-and-forget request naming another lease is ignored.
       await handle.signal(requestRelease, { key: `${p}/a`, holder: 'b/c' });
-      expect(await stateOf(env.client, slashInKey.session.workflowId)).toMatchObject({ phase: 'holding' });
+      expect(await stateOf(fixture.env.client, slashInKey.session.workflowId)).toMatchObject({
+        phase: 'holding',
+      });
 
       // Each caller releases its own lease, and only it.
-      expect(await release(env.client, slashInRequester.lease)).toMatchObject({ ok: true });
-      expect((await locks.inspect(`${p}/a/b`)).holder).toBe('c');
-      expect((await locks.inspect(`${p}/a`)).holder).toBeNull();
-      expect(await release(env.client, slashInKey.lease)).toMatchObject({ ok: true });
+      expect(await release(fixture.env.client, slashInRequester.lease)).toMatchObject({ ok: true });
+      expect((await fixture.locks.inspect(`${p}/a/b`)).holder).toBe('c');
+      expect((await fixture.locks.inspect(`${p}/a`)).holder).toBeNull();
+      expect(await release(fixture.env.client, slashInKey.lease)).toMatchObject({ ok: true });
     });
   });
 
   it('fails a malformed request fast, with a non-retryable typed failure, before touching the lock service', async () => {
-    await expect(startAcquisition(env.client, { key: '', requester: 'x' })).rejects.toThrow(
+    await expect(startAcquisition(fixture.env.client, { key: '', requester: 'x' })).rejects.toThrow(
       InvalidLockRequestError,
     );
-    await withWorker(env, deps(), async (taskQueue) => {
-      const handle = await env.client.workflow.start('acquireLock', {
+    await withWorker(fixture.env, deps(), async (taskQueue) => {
+      const handle = await fixture.env.client.workflow.start('acquireLock', {
         taskQueue,
         workflowId: acquisitionWorkflowId('bad', unique('r')),
         args: [{ key: 'bad', requester: 'r', ttlMs: -5 }],
@@ -532,7 +538,7 @@ describe('acquisition sessions on the dev server', () => {
           message: expect.stringContaining('ttlMs: must be greater than 0'),
         },
       });
-      expect((await locks.inspect('bad')).lastToken).toBeNull();
+      expect((await fixture.locks.inspect('bad')).lastToken).toBeNull();
     });
   });
 });

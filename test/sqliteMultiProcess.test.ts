@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { freshSqlitePath } from './support/tempFiles';
+import { freshSqlitePath } from '../devkit/tempFiles';
 
 const run = promisify(execFile);
 

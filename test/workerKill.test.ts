@@ -1,17 +1,12 @@
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { acquire, release, resolve, startAcquisition, stateOf } from '../client/lockwardenClient';
 import { SqliteLockService } from '../locks/sqliteLockService';
-import { connectTestEnv } from './support/temporalFixture';
+import { sessionFixture } from './support/temporalFixture';
 import { startWorkerProcess, stopWorkerProcess } from './support/workerProcess';
-import { freshSqlitePath, unique } from './support/tempFiles';
+import { freshSqlitePath, unique } from '../devkit/tempFiles';
 import { waitFor } from './support/waitFor';
 
 describe('a worker killed with SIGKILL mid-flight', () => {
-  let env: TestWorkflowEnvironment;
-  beforeAll(async () => {
-    env = await connectTestEnv();
-  });
-  afterAll(() => env?.teardown());
+  const fixture = sessionFixture();
 
   it('loses and duplicates no session: holds, sleeps and escalations all complete on a new worker, never two holders', async () => {
     const lockFile = freshSqlitePath();
@@ -23,12 +18,12 @@ describe('a worker killed with SIGKILL mid-flight', () => {
     try {
       // A session holding a lease (renewing), one backing off behind it, one waiting for an operator.
       const holder = await acquire(
-        env.client,
+        fixture.env.client,
         { key: held, requester: 'holder', ttlMs: 30_000 },
         { taskQueue },
       );
       const sleeper = await startAcquisition(
-        env.client,
+        fixture.env.client,
         {
           key: held,
           requester: 'sleeper',
@@ -38,18 +33,18 @@ describe('a worker killed with SIGKILL mid-flight', () => {
       );
       await locks.tryAcquire({ key: escalatedKey, requester: 'stuck-job', ttlMs: 60_000 });
       const escalated = await startAcquisition(
-        env.client,
+        fixture.env.client,
         { key: escalatedKey, requester: 'pager', budget: { maxRetries: 0 } },
         { taskQueue },
       );
       await waitFor(
         'the sleeper parked in the queue',
-        async () => (await stateOf(env.client, sleeper.workflowId)).phase === 'queued',
+        async () => (await stateOf(fixture.env.client, sleeper.workflowId)).phase === 'queued',
         30_000,
       );
       await waitFor(
         'the escalation waiting',
-        async () => (await stateOf(env.client, escalated.workflowId)).phase === 'escalated',
+        async () => (await stateOf(fixture.env.client, escalated.workflowId)).phase === 'escalated',
         30_000,
       );
 
@@ -64,16 +59,16 @@ describe('a worker killed with SIGKILL mid-flight', () => {
         60_000,
       );
       expect(await locks.inspect(held)).toMatchObject({ holder: 'holder', token: atKill.token });
-      expect(await release(env.client, holder.lease)).toMatchObject({ ok: true });
+      expect(await release(fixture.env.client, holder.lease)).toMatchObject({ ok: true });
       await waitFor(
         'the sleeper holding',
-        async () => (await stateOf(env.client, sleeper.workflowId)).phase === 'holding',
+        async () => (await stateOf(fixture.env.client, sleeper.workflowId)).phase === 'holding',
         30_000,
       );
-      const sleeperLease = (await stateOf(env.client, sleeper.workflowId)).lease!;
+      const sleeperLease = (await stateOf(fixture.env.client, sleeper.workflowId)).lease!;
       expect(BigInt(sleeperLease.token)).toBeGreaterThan(BigInt(holder.lease.token));
-      expect(await release(env.client, sleeperLease)).toMatchObject({ ok: true });
-      await resolve(env.client, escalated.workflowId, {
+      expect(await release(fixture.env.client, sleeperLease)).toMatchObject({ ok: true });
+      await resolve(fixture.env.client, escalated.workflowId, {
         action: 'abandon',
         operator: 'carol',
         reason: 'after the crash',
@@ -88,7 +83,8 @@ describe('a worker killed with SIGKILL mid-flight', () => {
       // Exactly one run of each session: nothing was started twice.
       for (const id of [holder.session.workflowId, sleeper.workflowId, escalated.workflowId]) {
         const runs = [];
-        for await (const run of env.client.workflow.list({ query: `WorkflowId = '${id}'` })) runs.push(run);
+        for await (const run of fixture.env.client.workflow.list({ query: `WorkflowId = '${id}'` }))
+          runs.push(run);
         expect(runs).toHaveLength(1);
       }
     } finally {

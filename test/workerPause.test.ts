@@ -2,10 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS } from '../policy/constants';
-import { connectTestEnv, TEMPORAL_ADDRESS } from './support/temporalFixture';
-import { freshSqlitePath, unique } from './support/tempFiles';
+import { sessionFixture, TEMPORAL_ADDRESS } from './support/temporalFixture';
+import { freshSqlitePath, unique } from '../devkit/tempFiles';
 import { waitFor } from './support/waitFor';
 import type { busyActivation } from './support/userWorkflows';
 
@@ -80,11 +79,7 @@ function startUserWorker(
 }
 
 describe('a worker frozen mid-activation for longer than the SDK sandbox limit', () => {
-  let env: TestWorkflowEnvironment;
-  beforeAll(async () => {
-    env = await connectTestEnv();
-  });
-  afterAll(() => env?.teardown());
+  const fixture = sessionFixture();
 
   // Starts one busy activation and freezes the worker while it runs. Returns how long the workflow
   // task took (from its start to its completion or failure, on the server's clock) and the messages
@@ -92,7 +87,7 @@ describe('a worker frozen mid-activation for longer than the SDK sandbox limit',
   async function pauseDuringActivation(taskQueue: string, worker: ChildProcess) {
     await delay(500); // let the worker settle after its start or its last task
     const baseline = cpuMsOf(worker.pid!);
-    const handle = await env.client.workflow.start<typeof busyActivation>('busyActivation', {
+    const handle = await fixture.env.client.workflow.start<typeof busyActivation>('busyActivation', {
       taskQueue,
       workflowId: unique('busy'),
       args: [iterationsFor(2_000)],

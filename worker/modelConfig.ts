@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ModelConfig } from '../activities/anthropicDecider';
+import type { ModelConfig } from '../activities/anthropicCalls';
 import { describeIssues, InvalidConfigurationError } from '../policy/errors';
 
 const modelEnvSchema = z.object({

@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { LockService } from '../../locks/lockService';
 import { openLockService } from '../../locks/openLockService';
-import { freshSqlitePath } from './tempFiles';
+import { SERVER_URLS } from '../../devkit/servers';
+import { freshSqlitePath } from '../../devkit/tempFiles';
 
 /** How the suites reach one backend on a real server, and how they restart that server. */
 export interface BackendHarness {
@@ -15,12 +16,7 @@ export interface BackendHarness {
 
 const SCRIPT = path.join(__dirname, '..', '..', 'scripts', 'lock-servers.sh');
 
-/** URLs of the servers scripts/lock-servers.sh starts. */
-export const SERVER_URLS = {
-  redis: `redis://127.0.0.1:${process.env.LOCKWARDEN_REDIS_PORT ?? 16379}`,
-  postgres: `postgres://lockwarden@127.0.0.1:${process.env.LOCKWARDEN_PG_PORT ?? 15432}/lockwarden`,
-  etcd: `etcd://127.0.0.1:${process.env.LOCKWARDEN_ETCD_PORT ?? 12379}`,
-};
+export { SERVER_URLS };
 
 /** Every backend, each on its real server; the conformance suite runs unchanged against each. */
 export function backendHarnesses(): BackendHarness[] {

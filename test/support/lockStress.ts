@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import type { LockService } from '../../locks/lockService';
 import { SqliteFencedResource } from '../../locks/sqliteFencedResource';
-import { freshSqlitePath, unique } from './tempFiles';
+import { freshSqlitePath, unique } from '../../devkit/tempFiles';
 
 /** The shape of one stress run. */
 export interface StressPlan {

@@ -2,10 +2,10 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { ActivityDeps } from '../../activities';
 import { createAnthropicDecider } from '../../activities/anthropicDecider';
 import type { EscalationStore } from '../../activities/escalationStore';
-import { FakeMessagesApi } from './fakeMessagesApi';
+import { FakeMessagesApi } from '../../devkit/fakeMessagesApi';
 import type { Scenario, ScenarioRun } from './scenarios';
 import { withWorker } from './temporalFixture';
-import { unique } from './tempFiles';
+import { unique } from '../../devkit/tempFiles';
 
 /** The model configuration of a worker that decides through the fake Messages API. */
 export const FAKE_MODEL = {

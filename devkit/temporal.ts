@@ -1,0 +1,76 @@
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  Runtime,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
+import pino from 'pino';
+import type { ActivityDeps } from '../activities';
+import { createSessionWaker } from '../activities/sessionSignals';
+import { SqliteLockService } from '../locks/sqliteLockService';
+import { DEFAULT_TEMPORAL_ADDRESS } from '../policy/constants';
+import { createLockwardenWorker, WORKFLOWS_PATH } from '../worker/createWorker';
+import { freshSqlitePath, unique } from './tempFiles';
+
+/** Address of the dev server the tests' global setup (or a benchmark) started. */
+export const TEMPORAL_ADDRESS = process.env.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS;
+
+/**
+ * Lets the SDK's runtime log errors only: worker lifecycle lines and expected workflow failures would
+ * drown a test report or a benchmark's table. Once per process, before any worker or connection.
+ */
+export function installQuietRuntime(): void {
+  Runtime.install({
+    logger: new DefaultLogger('ERROR'),
+    telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
+  });
+}
+
+/** A webpack logger for bundling workflow code that shows errors only. */
+export const quietBundlerLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: (message: string, meta?: unknown) => console.error(message, meta),
+};
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+
+/** The workflow bundle, built once per process (webpack takes seconds; workers share it). */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+  return bundle;
+}
+
+/** A test environment connected to the dev server (never a downloaded one). */
+export function connectTestEnv(): Promise<TestWorkflowEnvironment> {
+  return TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
+}
+
+/** A fresh SQLite lock service in its own temporary file. */
+export function freshSqliteLockService(): SqliteLockService {
+  return new SqliteLockService({ path: freshSqlitePath() });
+}
+
+/** A logger that records nothing, for activities run by tests and benchmarks. */
+export const silentLog = pino({ level: 'silent' });
+
+/** Runs `fn` while a lockwarden worker polls a fresh task queue, then shuts the worker down. */
+export async function withWorker<T>(
+  env: TestWorkflowEnvironment,
+  deps: Omit<ActivityDeps, 'waker'>,
+  fn: (taskQueue: string) => Promise<T>,
+): Promise<T> {
+  const taskQueue = unique('tq');
+  const worker = await createLockwardenWorker({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue,
+    deps: { ...deps, waker: createSessionWaker(env.client, deps.log) },
+    workflows: { workflowBundle: await workflowBundle() },
+  });
+  return worker.runUntil(fn(taskQueue));
+}

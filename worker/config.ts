@@ -6,8 +6,16 @@ import {
   DEFAULT_NAMESPACE,
   DEFAULT_TASK_QUEUE,
   DEFAULT_TEMPORAL_ADDRESS,
+  LOCKWARDEN_VERSION,
 } from '../policy/constants';
 import { describeIssues, InvalidConfigurationError } from '../policy/errors';
+
+// A Worker Deployment's name or a Build ID: Temporal joins them with a dot, so neither may hold one.
+const deploymentPart = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[^.\s]+$/, 'no dots or spaces');
 
 const workerConfigSchema = z.object({
   TEMPORAL_ADDRESS: z
@@ -37,7 +45,15 @@ const workerConfigSchema = z.object({
     .min(1_000)
     .max(24 * 60 * 60 * 1000)
     .default(DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS),
+  LOCKWARDEN_DEPLOYMENT: deploymentPart.optional(),
+  LOCKWARDEN_BUILD_ID: deploymentPart.default(LOCKWARDEN_VERSION),
 });
+
+/** A Worker Deployment Version: the deployment's name and this build's id. */
+export interface WorkerDeployment {
+  name: string;
+  buildId: string;
+}
 
 /** The worker's configuration, read once from the environment at start. */
 export interface WorkerConfig {
@@ -51,6 +67,11 @@ export interface WorkerConfig {
   escalationsFile: string;
   /** How long one workflow activation may run (see DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS). */
   isolateExecutionTimeoutMs: number;
+  /**
+   * The Worker Deployment Version this worker registers (Worker Versioning, sessions pinned to the
+   * version that started them), or null: an unversioned worker.
+   */
+  deployment: WorkerDeployment | null;
   /** Where `/metrics` is served (lockwarden's and the SDK's), or null: no metrics endpoint. */
   metrics: { port: number; host: string; sdkPort: number; keyLabels: boolean } | null;
 }
@@ -74,6 +95,9 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     },
     escalationsFile: c.LOCKWARDEN_ESCALATIONS_FILE,
     isolateExecutionTimeoutMs: c.LOCKWARDEN_ISOLATE_TIMEOUT_MS,
+    deployment: c.LOCKWARDEN_DEPLOYMENT
+      ? { name: c.LOCKWARDEN_DEPLOYMENT, buildId: c.LOCKWARDEN_BUILD_ID }
+      : null,
     metrics: c.METRICS_PORT
       ? {
           port: c.METRICS_PORT,

@@ -1,6 +1,7 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { createMetrics } from '../activities/metrics';
+import type { WorkerDeployment } from './config';
 import { withIsolateTimeout } from './isolateTimeout';
 import { sessionMetricsSinks } from './sessionMetricsSinks';
 
@@ -19,6 +20,8 @@ export interface LockwardenWorkerOptions {
   workflows?: WorkflowSource;
   /** How long one workflow activation may run; DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS when absent. */
   isolateExecutionTimeoutMs?: number;
+  /** Register as this Worker Deployment Version, sessions pinned to it; absent: an unversioned worker. */
+  deployment?: WorkerDeployment | null;
 }
 
 /** Builds a worker that runs lockwarden's workflows and activities on one task queue. */
@@ -33,8 +36,24 @@ export function createLockwardenWorker(options: LockwardenWorkerOptions): Promis
         activities: createActivities({ ...options.deps, metrics }),
         sinks: sessionMetricsSinks(metrics),
         ...(options.workflows ?? { workflowsPath: WORKFLOWS_PATH }),
+        ...(options.deployment ? { workerDeploymentOptions: pinnedTo(options.deployment) } : {}),
       },
       options.isolateExecutionTimeoutMs,
     ),
   );
+}
+
+/**
+ * Worker Versioning for lockwarden's workflows: every session is pinned to the version that started
+ * it, so a running session never meets another version's workflow code; new sessions start on the
+ * deployment's current version. The operator's side of an upgrade is in the README (Versioning).
+ */
+export function pinnedTo(
+  deployment: WorkerDeployment,
+): NonNullable<WorkerOptions['workerDeploymentOptions']> {
+  return {
+    useWorkerVersioning: true,
+    version: { deploymentName: deployment.name, buildId: deployment.buildId },
+    defaultVersioningBehavior: 'PINNED',
+  };
 }

@@ -50,6 +50,7 @@ async function main(): Promise<void> {
       namespace: config.namespace,
       taskQueue: config.taskQueue,
       isolateExecutionTimeoutMs: config.isolateExecutionTimeoutMs,
+      deployment: config.deployment,
       deps: {
         locks,
         log,
@@ -66,6 +67,9 @@ async function main(): Promise<void> {
         taskQueue: config.taskQueue,
         backend: locks.backend,
         model: modelConfig?.model ?? 'none (deterministic policy)',
+        deployment: config.deployment
+          ? `${config.deployment.name}:${config.deployment.buildId}`
+          : 'unversioned',
       },
       'worker polling',
     );

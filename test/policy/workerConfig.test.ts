@@ -3,6 +3,7 @@ import path from 'node:path';
 import { openLockService } from '../../locks/openLockService';
 import { SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
 import { InvalidConfigurationError } from '../../policy/errors';
+import { LOCKWARDEN_VERSION } from '../../policy/constants';
 import { loadWorkerConfig } from '../../worker/config';
 
 describe('worker configuration', () => {
@@ -13,6 +14,26 @@ describe('worker configuration', () => {
       taskQueue: 'lockwarden',
       lockServiceUrl: 'sqlite:.data/locks.sqlite',
     });
+  });
+
+  it('runs unversioned unless a Worker Deployment is named; the Build ID defaults to the package version', () => {
+    expect(loadWorkerConfig({}).deployment).toBeNull();
+    expect(loadWorkerConfig({ LOCKWARDEN_DEPLOYMENT: 'lockwarden' }).deployment).toEqual({
+      name: 'lockwarden',
+      buildId: LOCKWARDEN_VERSION,
+    });
+    const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    expect(LOCKWARDEN_VERSION).toBe(pkg.version);
+    expect(
+      loadWorkerConfig({ LOCKWARDEN_DEPLOYMENT: 'lockwarden', LOCKWARDEN_BUILD_ID: 'canary-7' }).deployment,
+    ).toEqual({ name: 'lockwarden', buildId: 'canary-7' });
+    // Temporal joins name and Build ID with a dot: a dot in either is refused, with the variable named.
+    expect(() => loadWorkerConfig({ LOCKWARDEN_DEPLOYMENT: 'lock.warden' })).toThrow(/LOCKWARDEN_DEPLOYMENT/);
+    expect(() =>
+      loadWorkerConfig({ LOCKWARDEN_DEPLOYMENT: 'lockwarden', LOCKWARDEN_BUILD_ID: '0.2 .0' }),
+    ).toThrow(/LOCKWARDEN_BUILD_ID/);
   });
 
   it('names every invalid variable at once', () => {

@@ -27,6 +27,7 @@ import {
 import type { LockRecord, LockService } from './lockService';
 import { migratePostgres } from './postgresMigrations';
 import { resilientPool } from './postgresPool';
+import { untilReachable } from './untilReachable';
 
 /** Options of the PostgreSQL backend. */
 export interface PostgresLockServiceOptions {
@@ -35,6 +36,8 @@ export interface PostgresLockServiceOptions {
   maxTtlMs?: number;
   /** Connections in the pool; each compound step holds one for a short transaction. */
   poolSize?: number;
+  /** How long `open` waits for a server that cannot be reached yet (DEFAULT_CONNECT_WAIT_MS). */
+  connectWaitMs?: number;
 }
 
 // The service clock: the database server's wall clock at the moment of the statement.
@@ -69,12 +72,20 @@ export class PostgresLockService implements LockService {
     this.maxTtlMs = options.maxTtlMs ?? ABSOLUTE_MAX_TTL_MS;
   }
 
-  /** Connects and runs the schema migrations before the first operation. */
+  /**
+   * Connects and runs the schema migrations before the first operation, waiting up to
+   * `connectWaitMs` for a server that is not up yet (a worker started during a restart).
+   */
   static async open(options: PostgresLockServiceOptions): Promise<PostgresLockService> {
     const pool = resilientPool({ connectionString: options.connectionString, max: options.poolSize ?? 4 });
     const service = new PostgresLockService(pool, options);
-    service.ready = migratePostgres(pool);
-    await service.ready;
+    service.ready = untilReachable(() => migratePostgres(pool), options.connectWaitMs);
+    try {
+      await service.ready;
+    } catch (error) {
+      await pool.end();
+      throw error;
+    }
     return service;
   }
 

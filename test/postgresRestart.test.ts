@@ -1,3 +1,4 @@
+import { PostgresLockService } from '../locks/postgresLockService';
 import { resilientPool } from '../locks/postgresPool';
 import { ownServer } from './support/lockBackends';
 
@@ -26,6 +27,32 @@ describe('a PostgreSQL restart under open connections', () => {
       expect(rows).toEqual([{ answer: 42 }]);
     } finally {
       await pool.end();
+    }
+  });
+
+  it('opens a lock service started while its server is down: it waits for the server, within a bound', async () => {
+    server.stop();
+    // What the fault campaign caught: a worker replaced while the server restarted exited at once.
+    const opening = PostgresLockService.open({ connectionString: server.url, connectWaitMs: 30_000 });
+    const startedAt = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    server.start();
+    const locks = await opening;
+    try {
+      expect(Date.now() - startedAt).toBeGreaterThanOrEqual(1_500);
+      const attempt = await locks.tryAcquire({ key: 'after-start', requester: 'a', ttlMs: 5_000 });
+      expect(attempt.granted).toBe(true);
+    } finally {
+      await locks.close();
+    }
+    // A server that does not come back within the bound: the open fails with the connection error.
+    server.stop();
+    try {
+      await expect(
+        PostgresLockService.open({ connectionString: server.url, connectWaitMs: 1_000 }),
+      ).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    } finally {
+      server.start();
     }
   });
 });

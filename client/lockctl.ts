@@ -16,6 +16,7 @@ import {
   LockNotAcquiredError,
 } from '../policy/errors';
 import { FileEscalationStore } from '../activities/escalationStore';
+import { type DeploymentVersion, parseDeploymentVersion } from '../policy/deploymentVersion';
 import { SESSION_PHASES } from '../policy/session';
 import { connectClient } from './connect';
 import { readFencedWrites } from './fencedWrites';
@@ -49,6 +50,15 @@ interface GlobalOptions {
   namespace: string;
   taskQueue: string;
   ui: string;
+  pin?: DeploymentVersion;
+}
+
+// `--pin lockwarden:0.2.0`: the Worker Deployment Version new sessions are pinned to. Bad input is
+// an invalid request like any other (exit code 2).
+function deploymentVersion(value: string): DeploymentVersion {
+  const parsed = parseDeploymentVersion(value);
+  if (!parsed.ok) throw new InvalidLockRequestError('--pin', [parsed.problem]);
+  return parsed.version;
 }
 
 const program = new Command('lockctl')
@@ -64,7 +74,12 @@ const program = new Command('lockctl')
     'task queue the lockwarden worker polls',
     process.env.LOCKWARDEN_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
   )
-  .option('--ui <url>', 'Temporal Web UI base URL', process.env.TEMPORAL_UI_URL ?? DEFAULT_UI_URL);
+  .option('--ui <url>', 'Temporal Web UI base URL', process.env.TEMPORAL_UI_URL ?? DEFAULT_UI_URL)
+  .option(
+    '--pin <deployment:build-id>',
+    'pin new sessions to this Worker Deployment Version (default: $LOCKWARDEN_PIN)',
+    deploymentVersion,
+  );
 
 // Runs a command with a connected client, closed afterwards whatever happens. A command that answers
 // with a value has it printed as JSON; one that prints its own output answers undefined.
@@ -126,7 +141,10 @@ program
           ...(opts.ttlMs ? { ttlMs: opts.ttlMs } : {}),
           ...(opts.fairness ? { fairness: opts.fairness as 'FIFO' } : {}),
         };
-        const placement = { taskQueue: global.taskQueue, uiBaseUrl: global.ui };
+        const pin =
+          global.pin ??
+          (process.env.LOCKWARDEN_PIN ? deploymentVersion(process.env.LOCKWARDEN_PIN) : undefined);
+        const placement = { taskQueue: global.taskQueue, uiBaseUrl: global.ui, pinTo: pin };
         const session = await startAcquisition(client, request, placement);
         if (!opts.wait) return { workflowId: session.workflowId, ui: session.uiUrl };
         // Progress goes to stderr (a terminal line rewritten in place), the answer to stdout.

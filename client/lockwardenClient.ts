@@ -6,6 +6,7 @@ import {
   WorkflowIdConflictPolicy,
   WorkflowIdReusePolicy,
 } from '@temporalio/client';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { type AcquireRequestInput, parseAcquireRequest } from '../policy/acquireRequest';
 import {
   acquisitionWorkflowId,
@@ -43,6 +44,11 @@ export interface SessionPlacement {
   taskQueue?: string;
   /** Base URL of the Temporal Web UI, for the links printed to users. */
   uiBaseUrl?: string;
+  /**
+   * Pin the session to this Worker Deployment Version, whatever version is current: how new sessions
+   * reach a versioned release while unversioned workers finish their own (README, Versioning).
+   */
+  pinTo?: WorkerDeploymentVersion;
 }
 
 /** A started acquisition session: its ids, its UI link, and a way to wait for its final outcome. */
@@ -82,6 +88,7 @@ export async function startAcquisition(
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
     workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
     staticSummary: `acquire ${request.key} for ${request.requester}`,
+    ...(placement.pinTo ? { versioningOverride: { pinnedTo: placement.pinTo } } : {}),
     typedSearchAttributes: [
       { key: SEARCH_ATTRIBUTES.lockKey, value: request.key },
       { key: SEARCH_ATTRIBUTES.lockRequester, value: request.requester },

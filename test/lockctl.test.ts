@@ -35,6 +35,16 @@ describe('lockctl at the boundary', () => {
       'holder: character 5 is U+200B, an invisible (zero-width) character',
     ],
     [
+      'a pin that is not <deployment>:<build id>',
+      ['--pin', 'lockwarden.0.2.0', 'acquire', 'k', '--requester', 'r', '--no-wait'],
+      'expected <deployment>:<build id>, got "lockwarden.0.2.0"',
+    ],
+    [
+      'a pin whose deployment name holds a dot',
+      ['--pin', 'lock.warden:0.2.0', 'acquire', 'k', '--requester', 'r', '--no-wait'],
+      'deployment: no dots, colons or spaces',
+    ],
+    [
       'a token with a leading zero',
       ['force-release', 'k', '--holder', 'h', '--token', '01'],
       'token: must be a positive decimal integer',

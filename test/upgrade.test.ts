@@ -67,12 +67,18 @@ async function buildIdsOf(client: Client, workflowId: string): Promise<string[]>
 describe('upgrading from 0.1.0 with Worker Versioning', () => {
   const fixture = sessionFixture();
   let release010: string;
-  beforeAll(() => {
+  let oldBundle: WorkflowBundleWithSourceMap;
+  beforeAll(async () => {
     release010 = checkOutRelease();
+    oldBundle = await bundleWorkflowCode({
+      workflowsPath: path.join(release010, 'workflows', 'index.ts'),
+      logger: quietBundlerLogger,
+    });
   });
   afterAll(() => fs.rmSync(release010, { recursive: true, force: true }));
 
-  it('0.1.0 sessions keep running and end on the 0.1.0 worker, while sessions started after the switch run on the current code', async () => {
+  /** One upgrade's setting: a deployment and a task queue of its own, and what an operator does on it. */
+  function upgradeSetting() {
     const { client, nativeConnection } = fixture.env;
     const namespace = fixture.env.namespace ?? 'default';
     const deploymentName = unique('lockwarden');
@@ -83,20 +89,35 @@ describe('upgrading from 0.1.0 with Worker Versioning', () => {
       escalations: fixture.escalations,
       waker: createSessionWaker(client, silentLog),
     };
-    const versionedWorker = (bundle: WorkflowBundleWithSourceMap, buildId: string): Promise<Worker> =>
-      createLockwardenWorker({
-        connection: nativeConnection,
-        namespace,
-        taskQueue,
-        deps,
-        workflows: { workflowBundle: bundle },
-        deployment: { name: deploymentName, buildId },
-      });
-    // What the operator runs: `temporal worker deployment set-current-version`. The version is known
-    // to the server once its worker has polled; until then the call is refused.
-    const makeCurrent = (buildId: string) =>
-      waitFor(`${deploymentName}:${buildId} as the current version`, async () => {
-        try {
+    const key = unique('upgraded');
+    return {
+      client,
+      deploymentName,
+      taskQueue,
+      key,
+      request: (requester: string) => ({ key, requester, ttlMs: 30_000 }),
+      /** A worker of `bundle`'s workflow code: a version of the deployment, or unversioned. */
+      worker: (bundle: WorkflowBundleWithSourceMap, buildId: string | null): Promise<Worker> =>
+        createLockwardenWorker({
+          connection: nativeConnection,
+          namespace,
+          taskQueue,
+          deps,
+          workflows: { workflowBundle: bundle },
+          deployment: buildId ? { name: deploymentName, buildId } : null,
+        }),
+      /** Until the version's worker has polled, the server does not know it. */
+      known: (buildId: string) =>
+        waitFor(`${deploymentName}:${buildId} known to the server`, async () => {
+          await client.workflowService.describeWorkerDeploymentVersion({
+            namespace,
+            deploymentVersion: { deploymentName, buildId },
+          });
+          return true;
+        }),
+      /** What the operator runs: `temporal worker deployment set-current-version`. */
+      makeCurrent: (buildId: string) =>
+        waitFor(`${deploymentName}:${buildId} as the current version`, async () => {
           await client.workflowService.setWorkerDeploymentCurrentVersion({
             namespace,
             deploymentName,
@@ -104,27 +125,39 @@ describe('upgrading from 0.1.0 with Worker Versioning', () => {
             identity: 'upgrade test',
           });
           return true;
-        } catch {
-          return false;
-        }
-      });
+        }),
+    };
+  }
 
-    const oldBundle = await bundleWorkflowCode({
-      workflowsPath: path.join(release010, 'workflows', 'index.ts'),
-      logger: quietBundlerLogger,
-    });
-    const oldWorker = await versionedWorker(oldBundle, RELEASE.buildId);
+  /** Runs `fn` while every worker polls; shuts them all down after. */
+  async function running<T>(workers: Worker[], fn: () => Promise<T>): Promise<T> {
+    const runs = workers.map((w) => w.run());
+    try {
+      return await fn();
+    } finally {
+      for (const w of workers) w.shutdown();
+      await Promise.all(runs);
+    }
+  }
+
+  const expectReleased = async (client: Client, ...workflowIds: string[]) => {
+    for (const id of workflowIds)
+      expect(await client.workflow.getHandle(id).result()).toMatchObject({ status: 'released' });
+  };
+
+  it('0.1.0 sessions keep running and end on the 0.1.0 worker, while sessions started after the switch run on the current code', async () => {
+    const up = upgradeSetting();
+    const { client } = up;
+    const oldWorker = await up.worker(oldBundle, RELEASE.buildId);
+    const newWorker = await up.worker(await workflowBundle(), LOCKWARDEN_VERSION);
     const oldRun = oldWorker.run();
-    const newWorker = await versionedWorker(await workflowBundle(), LOCKWARDEN_VERSION);
     let newRun: Promise<void> | undefined;
     try {
-      await makeCurrent(RELEASE.buildId);
+      await up.makeCurrent(RELEASE.buildId);
       // On 0.1.0: one session holds the key, one waits in its queue.
-      const key = unique('upgraded');
-      const request = (requester: string) => ({ key, requester, ttlMs: 30_000 });
-      const holder = await startAcquisition(client, request('holder-010'), { taskQueue });
+      const holder = await startAcquisition(client, up.request('holder-010'), { taskQueue: up.taskQueue });
       expect(await awaitLeaseOf(client, holder.workflowId)).toMatchObject({ status: 'acquired' });
-      const waiter = await startAcquisition(client, request('waiter-010'), { taskQueue });
+      const waiter = await startAcquisition(client, up.request('waiter-010'), { taskQueue: up.taskQueue });
       await waitFor(
         'the 0.1.0 waiter queued',
         async () => (await stateOf(client, waiter.workflowId)).place === 1,
@@ -132,21 +165,20 @@ describe('upgrading from 0.1.0 with Worker Versioning', () => {
 
       // Deploy the current code beside it and make it current: new sessions start there.
       newRun = newWorker.run();
-      await makeCurrent(LOCKWARDEN_VERSION);
-      const newcomer = await startAcquisition(client, request('newcomer'), { taskQueue });
+      await up.makeCurrent(LOCKWARDEN_VERSION);
+      const newcomer = await startAcquisition(client, up.request('newcomer'), { taskQueue: up.taskQueue });
       await waitFor(
         'the newcomer queued',
         async () => (await stateOf(client, newcomer.workflowId)).place === 2,
       );
 
       // The key is handed from the 0.1.0 holder to the 0.1.0 waiter, then to the newcomer.
-      expect(await release(client, { key, holder: 'holder-010' })).toMatchObject({ ok: true });
+      expect(await release(client, { key: up.key, holder: 'holder-010' })).toMatchObject({ ok: true });
       expect(await awaitLeaseOf(client, waiter.workflowId)).toMatchObject({ status: 'acquired' });
-      expect(await release(client, { key, holder: 'waiter-010' })).toMatchObject({ ok: true });
+      expect(await release(client, { key: up.key, holder: 'waiter-010' })).toMatchObject({ ok: true });
       expect(await awaitLeaseOf(client, newcomer.workflowId)).toMatchObject({ status: 'acquired' });
-      expect(await release(client, { key, holder: 'newcomer' })).toMatchObject({ ok: true });
-      for (const s of [holder, waiter, newcomer])
-        expect(await client.workflow.getHandle(s.workflowId).result()).toMatchObject({ status: 'released' });
+      expect(await release(client, { key: up.key, holder: 'newcomer' })).toMatchObject({ ok: true });
+      await expectReleased(client, holder.workflowId, waiter.workflowId, newcomer.workflowId);
 
       // Each session ran every one of its workflow tasks on the version that started it.
       for (const s of [holder, waiter]) {
@@ -158,11 +190,11 @@ describe('upgrading from 0.1.0 with Worker Versioning', () => {
       const described = await client.workflow.getHandle(waiter.workflowId).describe();
       expect(described.raw.workflowExecutionInfo?.versioningInfo).toMatchObject({
         behavior: VersioningBehavior.VERSIONING_BEHAVIOR_PINNED,
-        deploymentVersion: { deploymentName, buildId: RELEASE.buildId },
+        deploymentVersion: { deploymentName: up.deploymentName, buildId: RELEASE.buildId },
       });
 
       // Retiring 0.1.0: no session of it is left running (what the operator checks before shutting it down).
-      const query = `TemporalWorkerDeploymentVersion = "${deploymentName}:${RELEASE.buildId}" AND ExecutionStatus = "Running"`;
+      const query = `TemporalWorkerDeploymentVersion = "${up.deploymentName}:${RELEASE.buildId}" AND ExecutionStatus = "Running"`;
       await waitFor('no running 0.1.0 session', async () => (await client.workflow.count(query)).count === 0);
     } finally {
       oldWorker.shutdown();
@@ -172,5 +204,50 @@ describe('upgrading from 0.1.0 with Worker Versioning', () => {
         await newRun;
       }
     }
+  });
+
+  it('from an unversioned 0.1.0 worker: new sessions pinned to the current code until the old ones end, no session moved', async () => {
+    const up = upgradeSetting();
+    const { client } = up;
+    const placement = { taskQueue: up.taskQueue };
+    const pinned = {
+      ...placement,
+      pinTo: { deploymentName: up.deploymentName, buildId: LOCKWARDEN_VERSION },
+    };
+    const workers = [
+      await up.worker(oldBundle, null),
+      await up.worker(await workflowBundle(), LOCKWARDEN_VERSION),
+    ];
+    await running(workers, async () => {
+      // 0.1.0 as it shipped: unversioned. Its session holds the key.
+      const old = await startAcquisition(client, up.request('old'), placement);
+      expect(await awaitLeaseOf(client, old.workflowId)).toMatchObject({ status: 'acquired' });
+      // The new version is deployed but not current; clients pin their new sessions to it.
+      await up.known(LOCKWARDEN_VERSION);
+      const early = await startAcquisition(client, up.request('early'), pinned);
+      await waitFor(
+        'the pinned session queued',
+        async () => (await stateOf(client, early.workflowId)).place === 1,
+      );
+      expect(await release(client, { key: up.key, holder: 'old' })).toMatchObject({ ok: true });
+      expect(await awaitLeaseOf(client, early.workflowId)).toMatchObject({ status: 'acquired' });
+      await expectReleased(client, old.workflowId);
+      // No unversioned session is left: the new version becomes current, and pins are no longer needed.
+      await up.makeCurrent(LOCKWARDEN_VERSION);
+      const late = await startAcquisition(client, up.request('late'), placement);
+      await waitFor(
+        'the late session queued',
+        async () => (await stateOf(client, late.workflowId)).place === 1,
+      );
+      expect(await release(client, { key: up.key, holder: 'early' })).toMatchObject({ ok: true });
+      expect(await awaitLeaseOf(client, late.workflowId)).toMatchObject({ status: 'acquired' });
+      expect(await release(client, { key: up.key, holder: 'late' })).toMatchObject({ ok: true });
+      await expectReleased(client, early.workflowId, late.workflowId);
+
+      // The 0.1.0 session ran on the unversioned worker throughout; the others on the current code.
+      expect(new Set(await buildIdsOf(client, old.workflowId))).toEqual(new Set(['(unversioned)']));
+      for (const s of [early, late])
+        expect(new Set(await buildIdsOf(client, s.workflowId))).toEqual(new Set([LOCKWARDEN_VERSION]));
+    });
   });
 });

@@ -8,14 +8,8 @@ import {
   DEFAULT_TEMPORAL_ADDRESS,
   LOCKWARDEN_VERSION,
 } from '../policy/constants';
+import { buildIdSchema, deploymentNameSchema } from '../policy/deploymentVersion';
 import { describeIssues, InvalidConfigurationError } from '../policy/errors';
-
-// A Worker Deployment's name or a Build ID: Temporal joins them with a dot, so neither may hold one.
-const deploymentPart = z
-  .string()
-  .min(1)
-  .max(200)
-  .regex(/^[^.\s]+$/, 'no dots or spaces');
 
 const workerConfigSchema = z.object({
   TEMPORAL_ADDRESS: z
@@ -45,8 +39,8 @@ const workerConfigSchema = z.object({
     .min(1_000)
     .max(24 * 60 * 60 * 1000)
     .default(DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS),
-  LOCKWARDEN_DEPLOYMENT: deploymentPart.optional(),
-  LOCKWARDEN_BUILD_ID: deploymentPart.default(LOCKWARDEN_VERSION),
+  LOCKWARDEN_DEPLOYMENT: deploymentNameSchema.optional(),
+  LOCKWARDEN_BUILD_ID: buildIdSchema.default(LOCKWARDEN_VERSION),
 });
 
 /** A Worker Deployment Version: the deployment's name and this build's id. */

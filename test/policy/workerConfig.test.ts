@@ -4,6 +4,7 @@ import { openLockService } from '../../locks/openLockService';
 import { SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
 import { InvalidConfigurationError } from '../../policy/errors';
 import { LOCKWARDEN_VERSION } from '../../policy/constants';
+import { parseDeploymentVersion } from '../../policy/deploymentVersion';
 import { loadWorkerConfig } from '../../worker/config';
 
 describe('worker configuration', () => {
@@ -29,8 +30,20 @@ describe('worker configuration', () => {
     expect(
       loadWorkerConfig({ LOCKWARDEN_DEPLOYMENT: 'lockwarden', LOCKWARDEN_BUILD_ID: 'canary-7' }).deployment,
     ).toEqual({ name: 'lockwarden', buildId: 'canary-7' });
-    // Temporal joins name and Build ID with a dot: a dot in either is refused, with the variable named.
+    // Temporal joins name and Build ID with a colon (a dot in older APIs): the name may hold
+    // neither, a Build ID no colon; the variable is named.
     expect(() => loadWorkerConfig({ LOCKWARDEN_DEPLOYMENT: 'lock.warden' })).toThrow(/LOCKWARDEN_DEPLOYMENT/);
+    expect(() =>
+      loadWorkerConfig({ LOCKWARDEN_DEPLOYMENT: 'lockwarden', LOCKWARDEN_BUILD_ID: 'a:b' }),
+    ).toThrow(/LOCKWARDEN_BUILD_ID/);
+    expect(
+      loadWorkerConfig({ LOCKWARDEN_DEPLOYMENT: 'lockwarden', LOCKWARDEN_BUILD_ID: '0.2.1' }).deployment,
+    ).toEqual({ name: 'lockwarden', buildId: '0.2.1' });
+    expect(parseDeploymentVersion('lockwarden:0.2.0')).toEqual({
+      ok: true,
+      version: { deploymentName: 'lockwarden', buildId: '0.2.0' },
+    });
+    expect(parseDeploymentVersion('lockwarden')).toMatchObject({ ok: false });
     expect(() =>
       loadWorkerConfig({ LOCKWARDEN_DEPLOYMENT: 'lockwarden', LOCKWARDEN_BUILD_ID: '0.2 .0' }),
     ).toThrow(/LOCKWARDEN_BUILD_ID/);

@@ -2,6 +2,7 @@ import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { z } from 'zod';
 import { describeIssues, InvalidLockRequestError } from '../policy/errors';
 import { holderSchema, lockKeySchema } from '../policy/lockSchemas';
+import { mapConcurrently } from './concurrency';
 import { SESSION_PHASES, type SessionOutcome, type SessionState } from '../policy/session';
 import { sessionState } from '../temporal/messages';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
@@ -147,18 +148,4 @@ async function outcomeOf(client: Client, execution: WorkflowExecutionInfo): Prom
   } catch {
     return null;
   }
-}
-
-async function mapConcurrently<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const index = next++;
-        results[index] = await fn(items[index]!);
-      }
-    }),
-  );
-  return results;
 }

@@ -55,14 +55,19 @@ function checkOutRelease(): string {
 
 const { VersioningBehavior } = temporal.api.enums.v1;
 
-/** The Build ID of every workflow task a session's run completed, in order. */
-async function buildIdsOf(client: Client, workflowId: string): Promise<string[]> {
+/** Every workflow task a session's run completed: when (server clock, ms) and on which Build ID. */
+async function tasksOf(client: Client, workflowId: string): Promise<{ at: number; buildId: string }[]> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
   return (history.events ?? []).flatMap((e) => {
     const done = e.workflowTaskCompletedEventAttributes;
-    return done ? [done.deploymentVersion?.buildId ?? '(unversioned)'] : [];
+    const at = Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+    return done ? [{ at, buildId: done.deploymentVersion?.buildId ?? '(unversioned)' }] : [];
   });
 }
+
+/** The Build IDs a session's workflow tasks ran on. */
+const buildIdsOf = async (client: Client, workflowId: string) =>
+  new Set((await tasksOf(client, workflowId)).map((t) => t.buildId));
 
 describe('upgrading from 0.1.0 with Worker Versioning', () => {
   const fixture = sessionFixture();
@@ -106,6 +111,16 @@ describe('upgrading from 0.1.0 with Worker Versioning', () => {
           workflows: { workflowBundle: bundle },
           deployment: buildId ? { name: deploymentName, buildId } : null,
         }),
+      /** Until `session` waits at `place` in the key's queue. */
+      queued: (session: { workflowId: string }, place: number) =>
+        waitFor(`${session.workflowId} at place ${place}`, async () => {
+          return (await stateOf(client, session.workflowId)).place === place;
+        }),
+      /** `from` releases the key; `to`, if named, is handed the lease. */
+      handOver: async (from: string, to?: { workflowId: string }) => {
+        expect(await release(client, { key, holder: from })).toMatchObject({ ok: true });
+        if (to) expect(await awaitLeaseOf(client, to.workflowId)).toMatchObject({ status: 'acquired' });
+      },
       /** Until the version's worker has polled, the server does not know it. */
       known: (buildId: string) =>
         waitFor(`${deploymentName}:${buildId} known to the server`, async () => {
@@ -158,35 +173,29 @@ describe('upgrading from 0.1.0 with Worker Versioning', () => {
       const holder = await startAcquisition(client, up.request('holder-010'), { taskQueue: up.taskQueue });
       expect(await awaitLeaseOf(client, holder.workflowId)).toMatchObject({ status: 'acquired' });
       const waiter = await startAcquisition(client, up.request('waiter-010'), { taskQueue: up.taskQueue });
-      await waitFor(
-        'the 0.1.0 waiter queued',
-        async () => (await stateOf(client, waiter.workflowId)).place === 1,
-      );
+      await up.queued(waiter, 1);
 
       // Deploy the current code beside it and make it current: new sessions start there.
       newRun = newWorker.run();
       await up.makeCurrent(LOCKWARDEN_VERSION);
+      const switchedAt = Date.now();
       const newcomer = await startAcquisition(client, up.request('newcomer'), { taskQueue: up.taskQueue });
-      await waitFor(
-        'the newcomer queued',
-        async () => (await stateOf(client, newcomer.workflowId)).place === 2,
-      );
+      await up.queued(newcomer, 2);
 
       // The key is handed from the 0.1.0 holder to the 0.1.0 waiter, then to the newcomer.
-      expect(await release(client, { key: up.key, holder: 'holder-010' })).toMatchObject({ ok: true });
-      expect(await awaitLeaseOf(client, waiter.workflowId)).toMatchObject({ status: 'acquired' });
-      expect(await release(client, { key: up.key, holder: 'waiter-010' })).toMatchObject({ ok: true });
-      expect(await awaitLeaseOf(client, newcomer.workflowId)).toMatchObject({ status: 'acquired' });
-      expect(await release(client, { key: up.key, holder: 'newcomer' })).toMatchObject({ ok: true });
+      await up.handOver('holder-010', waiter);
+      await up.handOver('waiter-010', newcomer);
+      await up.handOver('newcomer');
       await expectReleased(client, holder.workflowId, waiter.workflowId, newcomer.workflowId);
 
       // Each session ran every one of its workflow tasks on the version that started it.
+      // Both 0.1.0 sessions ran tasks after the switch (the release, the hand-off), and on 0.1.0.
       for (const s of [holder, waiter]) {
-        const ids = await buildIdsOf(client, s.workflowId);
-        expect(ids.length).toBeGreaterThan(2);
-        expect(new Set(ids)).toEqual(new Set([RELEASE.buildId]));
+        const tasks = await tasksOf(client, s.workflowId);
+        expect(tasks.filter((t) => t.at > switchedAt).length).toBeGreaterThan(0);
+        expect(new Set(tasks.map((t) => t.buildId))).toEqual(new Set([RELEASE.buildId]));
       }
-      expect(new Set(await buildIdsOf(client, newcomer.workflowId))).toEqual(new Set([LOCKWARDEN_VERSION]));
+      expect(await buildIdsOf(client, newcomer.workflowId)).toEqual(new Set([LOCKWARDEN_VERSION]));
       const described = await client.workflow.getHandle(waiter.workflowId).describe();
       expect(described.raw.workflowExecutionInfo?.versioningInfo).toMatchObject({
         behavior: VersioningBehavior.VERSIONING_BEHAVIOR_PINNED,
@@ -225,29 +234,21 @@ describe('upgrading from 0.1.0 with Worker Versioning', () => {
       // The new version is deployed but not current; clients pin their new sessions to it.
       await up.known(LOCKWARDEN_VERSION);
       const early = await startAcquisition(client, up.request('early'), pinned);
-      await waitFor(
-        'the pinned session queued',
-        async () => (await stateOf(client, early.workflowId)).place === 1,
-      );
-      expect(await release(client, { key: up.key, holder: 'old' })).toMatchObject({ ok: true });
-      expect(await awaitLeaseOf(client, early.workflowId)).toMatchObject({ status: 'acquired' });
+      await up.queued(early, 1);
+      await up.handOver('old', early);
       await expectReleased(client, old.workflowId);
       // No unversioned session is left: the new version becomes current, and pins are no longer needed.
       await up.makeCurrent(LOCKWARDEN_VERSION);
       const late = await startAcquisition(client, up.request('late'), placement);
-      await waitFor(
-        'the late session queued',
-        async () => (await stateOf(client, late.workflowId)).place === 1,
-      );
-      expect(await release(client, { key: up.key, holder: 'early' })).toMatchObject({ ok: true });
-      expect(await awaitLeaseOf(client, late.workflowId)).toMatchObject({ status: 'acquired' });
-      expect(await release(client, { key: up.key, holder: 'late' })).toMatchObject({ ok: true });
+      await up.queued(late, 1);
+      await up.handOver('early', late);
+      await up.handOver('late');
       await expectReleased(client, early.workflowId, late.workflowId);
 
       // The 0.1.0 session ran on the unversioned worker throughout; the others on the current code.
-      expect(new Set(await buildIdsOf(client, old.workflowId))).toEqual(new Set(['(unversioned)']));
+      expect(await buildIdsOf(client, old.workflowId)).toEqual(new Set(['(unversioned)']));
       for (const s of [early, late])
-        expect(new Set(await buildIdsOf(client, s.workflowId))).toEqual(new Set([LOCKWARDEN_VERSION]));
+        expect(await buildIdsOf(client, s.workflowId)).toEqual(new Set([LOCKWARDEN_VERSION]));
     });
   });
 });

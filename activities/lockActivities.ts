@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import type { LockService } from '../locks/lockService';
 import type { Metrics } from './metrics';
+import type { ReleaseNotice } from '../temporal/messages';
 import type { SessionWaker } from './sessionSignals';
 import { type WaitForEdge, waitForEdges } from '../policy/waitForGraph';
 import { admitLeaseAction } from '../policy/denyGate';
@@ -40,31 +41,7 @@ export interface LockActivityDeps {
 export function createLockActivities({ locks, log, waker, metrics }: LockActivityDeps) {
   return {
     /** One fast-path attempt at the lock service; a denial also reports the wait-for edges and queue head. */
-    async tryAcquireLock(request: TryAcquireRequest): Promise<SessionAttempt> {
-      const attempt = await nonRetryableOnBadInput(() => locks.tryAcquire(request));
-      log.info(
-        {
-          event: 'lock.try-acquire',
-          backend: locks.backend,
-          key: request.key,
-          requester: request.requester,
-          granted: attempt.granted,
-          code: attempt.granted ? undefined : attempt.denial.code,
-        },
-        attempt.granted ? 'lease granted' : 'lease denied',
-      );
-      if (attempt.granted) return attempt;
-      const [holdings, waits, record] = await Promise.all([
-        locks.holdings(),
-        locks.waits(),
-        locks.inspect(request.key),
-      ]);
-      // A free lock this requester may not take yet: make sure the head of the queue knows.
-      const head = record.waiters[0] ?? null;
-      if (attempt.denial.code === 'QUEUED' && head && head !== request.requester)
-        await waker.wake(request.key, head);
-      return { ...attempt, waitForEdges: waitForEdges(holdings, waits) };
-    },
+    tryAcquireLock: (request: TryAcquireRequest) => tryAcquireLock(request),
 
     /**
      * The hold's renewal: reads the key's current token from the lock service, compares it with the
@@ -119,12 +96,60 @@ export function createLockActivities({ locks, log, waker, metrics }: LockActivit
       logLeaseAction(log, locks.backend, 'release', lease, result);
       if (!result.ok) metrics?.leasesLost.inc({ at: 'release' });
       if (result.ok) {
-        const head = (await locks.inspect(lease.key)).waiters[0];
-        if (head) await waker.wake(lease.key, head, { releasedAt: result.serviceTime });
+        const { waiters } = await locks.inspect(lease.key);
+        await wakeHead(lease.key, waiters, { releasedAt: result.serviceTime });
       }
       return result;
     },
   };
+
+  async function tryAcquireLock(request: TryAcquireRequest): Promise<SessionAttempt> {
+    const attempt = await nonRetryableOnBadInput(() => locks.tryAcquire(request));
+    log.info(
+      {
+        event: 'lock.try-acquire',
+        backend: locks.backend,
+        key: request.key,
+        requester: request.requester,
+        granted: attempt.granted,
+        code: attempt.granted ? undefined : attempt.denial.code,
+      },
+      attempt.granted ? 'lease granted' : 'lease denied',
+    );
+    if (attempt.granted) return attempt;
+    const [holdings, waits, record] = await Promise.all([
+      locks.holdings(),
+      locks.waits(),
+      locks.inspect(request.key),
+    ]);
+    // A free lock this requester may not take yet: make sure the head of the queue knows. When
+    // every waiter ahead of it turns out to be gone, it is the head now: it tries again at once.
+    if (attempt.denial.code === 'QUEUED') {
+      const mine = record.waiters.indexOf(request.requester);
+      const ahead = mine < 0 ? record.waiters.slice(0, 1) : record.waiters.slice(0, mine);
+      if (ahead.length && (await wakeHead(request.key, ahead)) === 'none-left' && mine >= 0)
+        return tryAcquireLock(request);
+    }
+    return { ...attempt, waitForEdges: waitForEdges(holdings, waits) };
+  }
+
+  /**
+   * Wakes the first of `waiters` (the key's queue, in order) whose session still runs. A waiter whose
+   * session is gone (terminated, or ended without leaving the queue) is taken out of the queue, so
+   * the hand-off goes on to the next one instead of waiting for the dead waiter's ticket to lapse.
+   */
+  async function wakeHead(
+    key: string,
+    waiters: string[],
+    notice?: ReleaseNotice,
+  ): Promise<'woken' | 'none-left'> {
+    for (const requester of waiters) {
+      if ((await waker.wake(key, requester, notice)) === 'woken') return 'woken';
+      await locks.leave({ key, requester });
+      log.info({ event: 'lock.skip-gone-waiter', key, requester }, 'took a gone session out of the queue');
+    }
+    return 'none-left';
+  }
 }
 
 /** The lock activities' type, for `proxyActivities` in workflows. */

@@ -1,4 +1,4 @@
-import type { Client } from '@temporalio/client';
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { acquisitionWorkflowId } from '../policy/constants';
 import { lockReleased, type ReleaseNotice } from '../temporal/messages';
@@ -9,23 +9,29 @@ import { lockReleased, type ReleaseNotice } from '../temporal/messages';
  * the lock service's answer and the signal.
  */
 export interface SessionWaker {
-  /** Wakes the session of (key, requester); `notice` says when a release freed the key. */
-  wake(key: string, requester: string, notice?: ReleaseNotice): Promise<void>;
+  /**
+   * Wakes the session of (key, requester); `notice` says when a release freed the key. Answers
+   * 'gone' when no session of that requester runs (it ended, or was terminated, and left its ticket
+   * behind), 'woken' otherwise: a failure to reach Temporal is logged, and the ticket is kept.
+   */
+  wake(key: string, requester: string, notice?: ReleaseNotice): Promise<'woken' | 'gone'>;
 }
 
-/** A waker that signals `lockReleased` to the session of (key, requester); an ended session is logged. */
+/** A waker that signals `lockReleased` to the session of (key, requester). */
 export function createSessionWaker(client: Client, log: Logger): SessionWaker {
   return {
     async wake(key, requester, notice) {
       try {
         const session = client.workflow.getHandle(acquisitionWorkflowId(key, requester));
         await (notice ? session.signal(lockReleased, notice) : session.signal(lockReleased));
+        return 'woken';
       } catch (error) {
-        // A session that has ended (or never ran) cannot be woken: its ticket expires on its own.
+        const gone = error instanceof WorkflowNotFoundError;
         log.info(
-          { event: 'lock.wake-missed', key, requester, error: String(error) },
-          'no running session to wake',
+          { event: 'lock.wake-missed', key, requester, gone, error: String(error) },
+          gone ? 'no running session to wake' : 'could not wake the session',
         );
+        return gone ? 'gone' : 'woken';
       }
     },
   };

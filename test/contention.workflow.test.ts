@@ -28,6 +28,56 @@ describe('waiting under contention', () => {
   const phaseIs = (workflowId: string, phase: string) => async () =>
     (await stateOf(fixture.env.client, workflowId)).phase === phase;
 
+  it('a release skips a head whose session is gone: its ticket is removed and the next waiter is woken', async () => {
+    await withWorker(fixture.env, { locks: fixture.locks, log: silentLog }, async (taskQueue) => {
+      const { client } = fixture.env;
+      const holder = await acquire(client, { key, requester: 'holder' }, { taskQueue });
+      const gone = await startAcquisition(client, { key, requester: 'gone' }, { taskQueue });
+      await waitFor('the head parked', phaseIs(gone.workflowId, 'queued'));
+      const next = await startAcquisition(client, { key, requester: 'next' }, { taskQueue });
+      await waitFor('the next parked', phaseIs(next.workflowId, 'queued'));
+      // An operator terminates the head: no code of it runs, its ticket stays in the queue.
+      await client.workflow.getHandle(gone.workflowId).terminate('operator');
+      expect(await fixture.locks.position({ key, requester: 'gone' })).toBe(1);
+
+      await release(client, holder.lease);
+      expect(await awaitLeaseOf(client, next.workflowId)).toMatchObject({ status: 'acquired' });
+      expect(await fixture.locks.position({ key, requester: 'gone' })).toBeNull();
+      // The next waiter was woken by the release itself, on its second attempt, not by its timer.
+      expect(await attemptsOf(next.workflowId)).toBe(2);
+      const history = await client.workflow.getHandle(next.workflowId).fetchHistory();
+      const signals = (history.events ?? []).map(
+        (e) => e.workflowExecutionSignaledEventAttributes?.signalName,
+      );
+      expect(signals).toContain('lockReleased');
+      await release(client, { key, holder: 'next' });
+    });
+  });
+
+  it('a waiter behind a gone head takes the lock when the holder died: the gone head is taken out of the queue', async () => {
+    await withWorker(fixture.env, { locks: fixture.locks, log: silentLog }, async (taskQueue) => {
+      const { client } = fixture.env;
+      // A holder whose worker died is a lease that nobody renews: here, one taken outside any session.
+      const dead = await fixture.locks.tryAcquire({ key, requester: 'dead-holder', ttlMs: 2_000 });
+      expect(dead.granted).toBe(true);
+      const gone = await startAcquisition(client, { key, requester: 'gone' }, { taskQueue });
+      await waitFor('the head parked', phaseIs(gone.workflowId, 'queued'));
+      const next = await startAcquisition(client, { key, requester: 'next' }, { taskQueue });
+      await waitFor('the next parked', phaseIs(next.workflowId, 'queued'));
+      await client.workflow.getHandle(gone.workflowId).terminate('operator');
+
+      // When the dead lease runs out, the next waiter finds the free lock reserved for a head that
+      // is gone: the head is taken out, and the next waiter is granted on that same attempt.
+      expect(await awaitLeaseOf(client, next.workflowId)).toMatchObject({
+        status: 'acquired',
+        lease: { holder: 'next' },
+      });
+      expect(await attemptsOf(next.workflowId)).toBe(2);
+      expect(await fixture.locks.position({ key, requester: 'gone' })).toBeNull();
+      await release(client, { key, holder: 'next' });
+    });
+  });
+
   it('parked waiters make no attempt until woken, and a release wakes exactly the head of the queue', async () => {
     await withWorker(fixture.env, { locks: fixture.locks, log: silentLog }, async (taskQueue) => {
       const holder = await acquire(fixture.env.client, { key, requester: 'holder' }, { taskQueue });

@@ -1,0 +1,294 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { mapConcurrently } from '../client/concurrency';
+import { awaitLeaseOf, release, startAcquisition } from '../client/lockwardenClient';
+import { SERVER_URLS } from '../devkit/servers';
+import { quietBundlerLogger, TEMPORAL_ADDRESS } from '../devkit/temporal';
+import { freshSqlitePath, unique } from '../devkit/tempFiles';
+import { openLockService } from '../locks/openLockService';
+import { compareTokens } from '../policy/tokens';
+import { WORKFLOWS_PATH } from '../worker/createWorker';
+import type { CallCounts } from './scale/countingLocks';
+
+// What parked waiters cost while nothing happens, and how fast they drain once the holders let go.
+// One worker process (its CPU, memory and lock-service calls read apart), the project's dev server,
+// holders renewing at the default TTL, waiters parked behind them (FIFO, wake-on-release, a one-hour
+// budget, every requester name distinct):
+//   npx tsx bench/scale.ts [--waiters 100,1000] [--keys 100] [--idle-s 60] [--backend sqlite]
+// Per row: worker and server CPU over the idle window, lock-service calls a second (and how many of
+// them the holders' renewals are), history events per waiter a minute, the worker's RSS; then the
+// drain (every holder releases, every waiter in turn takes and releases its lease, FIFO checked per
+// key) against independent-key acquisitions a second on the same worker in the same run.
+
+const BACKENDS = ['sqlite', 'redis', 'postgres', 'etcd'] as const;
+type Backend = (typeof BACKENDS)[number];
+
+const counts = (value: string) =>
+  value.split(',').map((part) => {
+    const n = Number(part);
+    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`not a positive whole number: ${part}`);
+    return n;
+  });
+
+const options = new Command('scale')
+  .option('--waiters <list>', 'waiter counts, comma-separated', counts, [100, 1_000])
+  .option('--keys <list>', 'key counts, comma-separated', counts, [100])
+  .option('--idle-s <seconds>', 'the idle window', (v) => counts(v)[0]!, 60)
+  .addOption(new Option('--backend <name>', 'lock service').choices(BACKENDS).default('sqlite'))
+  .option('--no-drain', 'measure the idle window only')
+  .parse()
+  .opts<{ waiters: number[]; keys: number[]; idleS: number; backend: Backend; drain: boolean }>();
+
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+const WAIT_BUDGET = { maxTotalWaitMs: 3_600_000, maxRetries: 10_000 };
+
+/** CPU seconds a process has used (user + system), from /proc. */
+function cpuSeconds(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+function rssMiB(pid: number): number {
+  const line = fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB/m);
+  return line ? Number(line[1]) / 1024 : NaN;
+}
+
+function temporalServerPid(): number {
+  const out = execFileSync('pgrep', [
+    '-f',
+    'temporal server start-dev --ip 127.0.0.1 --port 7233',
+  ]).toString();
+  return Number(out.trim().split('\n')[0]);
+}
+
+interface Row {
+  keys: number;
+  waiters: number;
+  workerCpu: number;
+  serverCpu: number;
+  callsPerS: number;
+  renewalsPerS: number;
+  byMethod: CallCounts;
+  eventsPerWaiterMin: number;
+  rssMiB: number;
+  drain: { handoffs: number; lost: number; fifoBroken: number; seconds: number; rate: number } | null;
+  independentRate: number | null;
+}
+
+async function measure(client: Client, bundlePath: string, keys: number, waiters: number): Promise<Row> {
+  const lockUrl = options.backend === 'sqlite' ? `sqlite:${freshSqlitePath()}` : SERVER_URLS[options.backend];
+  const taskQueue = unique('scale');
+  const countsFile = path.join(os.tmpdir(), `${taskQueue}-counts.json`);
+  const worker: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(__dirname, 'scale', 'scaleWorker.ts')],
+    {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS,
+        LOCK_SERVICE_URL: lockUrl,
+        SCALE_TASK_QUEUE: taskQueue,
+        SCALE_BUNDLE: bundlePath,
+        SCALE_COUNTS: countsFile,
+        SCALE_ESCALATIONS: path.join(os.tmpdir(), `${taskQueue}-escalations.jsonl`),
+      },
+    },
+  );
+  const readCounts = (): CallCounts => JSON.parse(fs.readFileSync(countsFile, 'utf8')) as CallCounts;
+  const locks = await openLockService(lockUrl, { maxTtlMs: 600_000 });
+  try {
+    while (!fs.existsSync(countsFile)) await delay(200);
+    const run = unique('run');
+    const keyNames = Array.from({ length: keys }, (_, k) => `${run}-k${k}`);
+    const placement = { taskQueue };
+    // The holders, one a key, renewing at the default TTL.
+    await mapConcurrently(keyNames, 50, async (key) => {
+      const session = await startAcquisition(client, { key, requester: `${key}-holder` }, placement);
+      const answer = await awaitLeaseOf(client, session.workflowId);
+      if (answer.status !== 'acquired') throw new Error(`holder of ${key} did not acquire`);
+    });
+    // The waiters, in arrival order per key.
+    const queues = keyNames.map((key) => ({ key, waiters: [] as string[] }));
+    const starts = Array.from({ length: waiters }, (_, j) => {
+      const queue = queues[j % keys]!;
+      const requester = `${queue.key}-w${queue.waiters.length}`;
+      queue.waiters.push(requester);
+      return { key: queue.key, requester };
+    });
+    // One key's waiters start one after the other (so their arrival order is known); keys in parallel.
+    await mapConcurrently(queues, 50, async (queue) => {
+      for (const requester of queue.waiters) {
+        await startAcquisition(client, { key: queue.key, requester, budget: WAIT_BUDGET }, placement);
+        // Its ticket is taken before the next one starts.
+        for (let tries = 0; (await locks.position({ key: queue.key, requester })) === null; tries++) {
+          if (tries > 600) throw new Error(`${requester} never queued`);
+          await delay(100);
+        }
+      }
+    });
+    void starts;
+    // Settle: every waiter has had its first decision and parked.
+    await delay(15_000);
+
+    const workerPid = worker.pid!;
+    const serverPid = temporalServerPid();
+    const sample = starts.filter((_, j) => j % Math.max(1, Math.floor(waiters / 50)) === 0).slice(0, 50);
+    const historyLengths = () =>
+      mapConcurrently(sample, 10, async ({ key, requester }) => {
+        const described = await client.workflow.getHandle(`lock/${key}/${requester}`).describe();
+        return described.historyLength;
+      });
+    const before = {
+      at: performance.now(),
+      worker: cpuSeconds(workerPid),
+      server: cpuSeconds(serverPid),
+      calls: readCounts(),
+      history: await historyLengths(),
+    };
+    const afterHistoryRead = {
+      worker: cpuSeconds(workerPid),
+      server: cpuSeconds(serverPid),
+      at: performance.now(),
+    };
+    await delay(options.idleS * 1_000);
+    const after = {
+      at: performance.now(),
+      worker: cpuSeconds(workerPid),
+      server: cpuSeconds(serverPid),
+      calls: readCounts(),
+    };
+    const rss = rssMiB(workerPid);
+    const history = await historyLengths();
+    const seconds = (after.at - afterHistoryRead.at) / 1000;
+    const callDelta = Object.fromEntries(
+      Object.keys(after.calls).map((m) => [m, (after.calls[m] ?? 0) - (before.calls[m] ?? 0)]),
+    );
+    const totalCalls = Object.values(callDelta).reduce((a, b) => a + b, 0);
+    const events = history.reduce((a, h, i) => a + (h - before.history[i]!), 0) / sample.length;
+    const row: Row = {
+      keys,
+      waiters,
+      workerCpu: (after.worker - afterHistoryRead.worker) / seconds,
+      serverCpu: (after.server - afterHistoryRead.server) / seconds,
+      callsPerS: totalCalls / seconds,
+      renewalsPerS: (callDelta.renew ?? 0) / seconds,
+      byMethod: callDelta,
+      eventsPerWaiterMin: events / ((after.at - before.at) / 60_000),
+      rssMiB: rss,
+      drain: null,
+      independentRate: null,
+    };
+
+    if (options.drain) {
+      const drainStart = performance.now();
+      const results = await mapConcurrently(queues, keys, async (queue) => {
+        let lost = 0;
+        let fifoBroken = 0;
+        let previous: string | null = null;
+        await release(client, { key: queue.key, holder: `${queue.key}-holder` });
+        for (const requester of queue.waiters) {
+          const answer = await Promise.race([
+            awaitLeaseOf(client, `lock/${queue.key}/${requester}`),
+            delay(120_000).then(() => null),
+          ]);
+          if (!answer || answer.status !== 'acquired') {
+            lost++;
+            continue;
+          }
+          if (previous !== null && compareTokens(answer.lease.token, previous) <= 0) fifoBroken++;
+          previous = answer.lease.token;
+          await release(client, { key: queue.key, holder: requester });
+        }
+        return { lost, fifoBroken };
+      });
+      const drainSeconds = (performance.now() - drainStart) / 1000;
+      const lost = results.reduce((a, r) => a + r.lost, 0);
+      row.drain = {
+        handoffs: waiters - lost,
+        lost,
+        fifoBroken: results.reduce((a, r) => a + r.fifoBroken, 0),
+        seconds: drainSeconds,
+        rate: (waiters - lost) / drainSeconds,
+      };
+      // The same worker, the same run: acquire + release on independent keys, 16 chains for 15 s.
+      let done = 0;
+      const until = performance.now() + 15_000;
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: 16 }, async (_, c) => {
+          while (performance.now() < until) {
+            const key = `${run}-free-${c}-${done}`;
+            const session = await startAcquisition(client, { key, requester: 'r' }, placement);
+            const answer = await awaitLeaseOf(client, session.workflowId);
+            if (answer.status !== 'acquired') throw new Error('an independent key was not acquired');
+            await release(client, { key, holder: 'r' });
+            done++;
+          }
+        }),
+      );
+      row.independentRate = done / ((performance.now() - started) / 1000);
+    }
+    return row;
+  } finally {
+    worker.kill('SIGTERM');
+    await new Promise((resolve) => worker.once('exit', resolve));
+    await locks.close();
+  }
+}
+
+function formatRow(r: Row): string {
+  const pct = (v: number) => `${(v * 100).toFixed(1)} %`;
+  const drain = r.drain
+    ? `${r.drain.handoffs} in ${r.drain.seconds.toFixed(1)} s (${r.drain.rate.toFixed(1)}/s), lost ${r.drain.lost}, FIFO broken ${r.drain.fifoBroken}`
+    : '–';
+  const ratio = r.drain && r.independentRate ? `${(r.drain.rate / r.independentRate).toFixed(2)}×` : '–';
+  return `| ${r.waiters} | ${r.keys} | ${pct(r.workerCpu)} | ${pct(r.serverCpu)} | ${r.callsPerS.toFixed(1)} (renewals ${r.renewalsPerS.toFixed(1)}) | ${r.eventsPerWaiterMin.toFixed(2)} | ${r.rssMiB.toFixed(0)} MiB | ${drain} | ${r.independentRate?.toFixed(1) ?? '–'} | ${ratio} |`;
+}
+
+async function main(): Promise<void> {
+  execFileSync('bash', [path.join(__dirname, '..', 'scripts', 'temporal-server.sh'), 'start'], {
+    stdio: 'ignore',
+  });
+  if (options.backend !== 'sqlite')
+    execFileSync('bash', [path.join(__dirname, '..', 'scripts', 'lock-servers.sh'), 'start'], {
+      stdio: 'ignore',
+    });
+  const bundlePath = path.join(os.tmpdir(), `${unique('scale-bundle')}.js`);
+  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+  fs.writeFileSync(bundlePath, bundle.code);
+  const client = new Client({ connection: await Connection.connect({ address: TEMPORAL_ADDRESS }) });
+  const header = [
+    `scale, ${options.backend}, idle window ${options.idleS} s, ${os.cpus().length} cores, ${new Date().toISOString()}`,
+    '',
+    '| waiters | keys | worker CPU | server CPU | lock calls/s | history events / waiter / min | worker RSS | drain | independent keys/s | drain ÷ independent |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  console.log(header.join('\n'));
+  const rows: Row[] = [];
+  try {
+    for (const keys of options.keys)
+      for (const waiters of options.waiters) {
+        const row = await measure(client, bundlePath, keys, waiters);
+        rows.push(row);
+        console.log(formatRow(row));
+        console.log(`    calls by method: ${JSON.stringify(row.byMethod)}`);
+      }
+  } finally {
+    await client.connection.close();
+  }
+  const out = path.join(__dirname, 'results', `scale-${options.backend}.md`);
+  fs.writeFileSync(out, [...header, ...rows.map(formatRow), ''].join('\n'));
+  console.log(`written to ${path.relative(process.cwd(), out)}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.stack : error);
+  process.exit(1);
+});

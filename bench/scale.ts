@@ -77,7 +77,14 @@ interface Row {
   byMethod: CallCounts;
   eventsPerWaiterMin: number;
   rssMiB: number;
-  drain: { handoffs: number; lost: number; fifoBroken: number; seconds: number; rate: number } | null;
+  drain: {
+    handoffs: number;
+    lost: number;
+    fifoBroken: number;
+    holdersLost: number;
+    seconds: number;
+    rate: number;
+  } | null;
   independentRate: number | null;
 }
 
@@ -128,7 +135,7 @@ async function measure(client: Client, bundlePath: string, keys: number, waiters
         await startAcquisition(client, { key: queue.key, requester, budget: WAIT_BUDGET }, placement);
         // Its ticket is taken before the next one starts.
         for (let tries = 0; (await locks.position({ key: queue.key, requester })) === null; tries++) {
-          if (tries > 600) throw new Error(`${requester} never queued`);
+          if (tries > 3_000) throw new Error(`${requester} never queued (5 minutes)`);
           await delay(100);
         }
       }
@@ -186,13 +193,19 @@ async function measure(client: Client, bundlePath: string, keys: number, waiters
       independentRate: null,
     };
 
+    console.log(`    idle: ${formatRow(row)}`);
     if (options.drain) {
       const drainStart = performance.now();
       const results = await mapConcurrently(queues, keys, async (queue) => {
         let lost = 0;
         let fifoBroken = 0;
         let previous: string | null = null;
-        await release(client, { key: queue.key, holder: `${queue.key}-holder` });
+        // A holder whose session already ended (its lease lost while the worker was overloaded) has
+        // nothing to release: its lease runs out, and the head takes the key after it.
+        const holderLost = await release(client, { key: queue.key, holder: `${queue.key}-holder` }).then(
+          (answer) => !answer.ok,
+          () => true,
+        );
         for (const requester of queue.waiters) {
           const answer = await Promise.race([
             awaitLeaseOf(client, `lock/${queue.key}/${requester}`),
@@ -206,7 +219,7 @@ async function measure(client: Client, bundlePath: string, keys: number, waiters
           previous = answer.lease.token;
           await release(client, { key: queue.key, holder: requester });
         }
-        return { lost, fifoBroken };
+        return { lost, fifoBroken, holderLost };
       });
       const drainSeconds = (performance.now() - drainStart) / 1000;
       const lost = results.reduce((a, r) => a + r.lost, 0);
@@ -214,6 +227,7 @@ async function measure(client: Client, bundlePath: string, keys: number, waiters
         handoffs: waiters - lost,
         lost,
         fifoBroken: results.reduce((a, r) => a + r.fifoBroken, 0),
+        holdersLost: results.filter((r) => r.holderLost).length,
         seconds: drainSeconds,
         rate: (waiters - lost) / drainSeconds,
       };
@@ -246,7 +260,7 @@ async function measure(client: Client, bundlePath: string, keys: number, waiters
 function formatRow(r: Row): string {
   const pct = (v: number) => `${(v * 100).toFixed(1)} %`;
   const drain = r.drain
-    ? `${r.drain.handoffs} in ${r.drain.seconds.toFixed(1)} s (${r.drain.rate.toFixed(1)}/s), lost ${r.drain.lost}, FIFO broken ${r.drain.fifoBroken}`
+    ? `${r.drain.handoffs} in ${r.drain.seconds.toFixed(1)} s (${r.drain.rate.toFixed(1)}/s), lost ${r.drain.lost}, FIFO broken ${r.drain.fifoBroken}, holders that had lost their lease ${r.drain.holdersLost}`
     : '–';
   const ratio = r.drain && r.independentRate ? `${(r.drain.rate / r.independentRate).toFixed(2)}×` : '–';
   return `| ${r.waiters} | ${r.keys} | ${pct(r.workerCpu)} | ${pct(r.serverCpu)} | ${r.callsPerS.toFixed(1)} (renewals ${r.renewalsPerS.toFixed(1)}) | ${r.eventsPerWaiterMin.toFixed(2)} | ${r.rssMiB.toFixed(0)} MiB | ${drain} | ${r.independentRate?.toFixed(1) ?? '–'} | ${ratio} |`;

@@ -6,6 +6,7 @@ import type { ReleaseNotice } from '../temporal/messages';
 import type { SessionWaker } from './sessionSignals';
 import { type WaitForEdge, waitForEdges } from '../policy/waitForGraph';
 import { admitLeaseAction } from '../policy/denyGate';
+import { LEASE_WATCHERS } from '../policy/waiting';
 import { FAILURE_TYPES } from '../policy/errors';
 import { type LockStatus, toLockStatus } from '../policy/lockStatus';
 import { nonRetryableOnBadInput } from '../temporal/failures';
@@ -24,6 +25,11 @@ export type SessionAttempt = AcquireAttempt & { waitForEdges?: WaitForEdge[] };
 /** The renewal check's answer: renewed until a new deadline, or why the lease is lost. */
 export type RenewalResult = { ok: true; leaseUntil: number } | { ok: false; reason: string };
 
+/** The holder a session saw at its last denial, so the fast path can skip an unchanged wait-for read. */
+export interface SeenHolder {
+  holder: string | null;
+}
+
 /** What the lock activities need: the lock service, a structured logger, and a way to wake sessions. */
 export interface LockActivityDeps {
   locks: LockService;
@@ -40,8 +46,11 @@ export interface LockActivityDeps {
  */
 export function createLockActivities({ locks, log, waker, metrics }: LockActivityDeps) {
   return {
-    /** One fast-path attempt at the lock service; a denial also reports the wait-for edges and queue head. */
-    tryAcquireLock: (request: TryAcquireRequest) => tryAcquireLock(request),
+    /**
+     * One fast-path attempt at the lock service. A denial also reports the wait-for edges, unless the
+     * caller `seen` the same holder at its last denial (nothing that could close a cycle changed).
+     */
+    tryAcquireLock: (request: TryAcquireRequest, seen?: SeenHolder) => tryAcquireLock(request, seen),
 
     /**
      * The hold's renewal: reads the key's current token from the lock service, compares it with the
@@ -78,7 +87,14 @@ export function createLockActivities({ locks, log, waker, metrics }: LockActivit
 
     /** Gives up the session's place in the key's queue, so a session that stops waiting blocks no one. */
     async leaveQueue(waiter: WaiterRef): Promise<void> {
-      await nonRetryableOnBadInput(() => locks.leave(waiter));
+      const before = await nonRetryableOnBadInput(() => locks.inspect(waiter.key));
+      await locks.leave(waiter);
+      // A watcher of the holder's lease left: the waiter that moves into the watch is told.
+      const place = before.waiters.indexOf(waiter.requester);
+      if (place >= 0 && place < LEASE_WATCHERS) {
+        const rest = before.waiters.filter((w) => w !== waiter.requester);
+        await wakeHead(waiter.key, rest.slice(LEASE_WATCHERS - 1));
+      }
       log.info(
         { event: 'lock.leave-queue', backend: locks.backend, key: waiter.key, requester: waiter.requester },
         'left the queue',
@@ -103,7 +119,7 @@ export function createLockActivities({ locks, log, waker, metrics }: LockActivit
     },
   };
 
-  async function tryAcquireLock(request: TryAcquireRequest): Promise<SessionAttempt> {
+  async function tryAcquireLock(request: TryAcquireRequest, seen?: SeenHolder): Promise<SessionAttempt> {
     const attempt = await nonRetryableOnBadInput(() => locks.tryAcquire(request));
     log.info(
       {
@@ -116,7 +132,15 @@ export function createLockActivities({ locks, log, waker, metrics }: LockActivit
       },
       attempt.granted ? 'lease granted' : 'lease denied',
     );
-    if (attempt.granted) return attempt;
+    if (attempt.granted) {
+      // The queue moved up one: the waiter that moves into the watch of the lease's end is told.
+      const { waiters } = await locks.inspect(request.key);
+      const newWatcher = waiters.slice(LEASE_WATCHERS - 1);
+      if (newWatcher.length) await wakeHead(request.key, newWatcher);
+      return attempt;
+    }
+    const denied = attempt.denial;
+    if (denied.code !== 'QUEUED' && seen && seen.holder === denied.holder) return attempt;
     const [holdings, waits, record] = await Promise.all([
       locks.holdings(),
       locks.waits(),
@@ -128,7 +152,7 @@ export function createLockActivities({ locks, log, waker, metrics }: LockActivit
       const mine = record.waiters.indexOf(request.requester);
       const ahead = mine < 0 ? record.waiters.slice(0, 1) : record.waiters.slice(0, mine);
       if (ahead.length && (await wakeHead(request.key, ahead)) === 'none-left' && mine >= 0)
-        return tryAcquireLock(request);
+        return tryAcquireLock(request, seen);
     }
     return { ...attempt, waitForEdges: waitForEdges(holdings, waits) };
   }

@@ -112,10 +112,18 @@ export const fairnessSchema = z.enum(FAIRNESS_POLICIES);
 export type Fairness = z.infer<typeof fairnessSchema>;
 
 /** Longest a waiter's queue ticket lives without the waiter asking again. */
-export const MAX_QUEUE_TICKET_MS = 10 * 60 * 1000;
+export const MAX_QUEUE_TICKET_MS = 2 * 60 * 60 * 1000;
 
-/** How long the lock service keeps a waiter's place unless asked for another span: what sessions ask. */
+/** How long the lock service keeps a waiter's place unless asked for another span. */
 export const DEFAULT_QUEUE_TICKET_MS = 30_000;
+
+/**
+ * The span a session asks for its place. A parked waiter is woken by what can end its wait (a
+ * release, a grant ahead of it, its budget, an operator, a deadlock notice), not by its ticket: the
+ * ticket is long so that a waiter behind a healthy holder wakes twice an hour at most. A waiter whose
+ * session is gone without leaving is skipped by the hand-off, so a long ticket blocks no one.
+ */
+export const SESSION_QUEUE_TICKET_MS = 60 * 60 * 1000;
 
 /** A request to the lock service's fast path. */
 export const tryAcquireRequestSchema = z.strictObject({

@@ -56,10 +56,19 @@ export function canPark(denial: Denial, wakeOnRelease: boolean): boolean {
 }
 
 /**
- * How long a parked waiter sleeps unless woken: until the holder's lease ends (a holder that died
- * releases nothing) or its ticket must be refreshed, whichever comes first, both read on the lock
- * service's clock; then bounded like any sleep by what is left of the budget (but not by the
- * back-off cap: a park is not a poll).
+ * How many waiters at the front of a key's queue watch the holder's lease end. A holder that died
+ * releases nothing, so someone must wake when its lease runs out: the head, and the one behind it in
+ * case the head's session is gone too (it then finds the free key reserved for a gone head, which the
+ * fast path takes out of the queue). Two per key, whatever the queue's length.
+ */
+export const LEASE_WATCHERS = 2;
+
+/**
+ * How long a parked waiter sleeps unless woken, read on the lock service's clock. The first
+ * {@link LEASE_WATCHERS} of the queue sleep until the holder's lease ends; a waiter further back
+ * sleeps until its ticket must be refreshed: a grant or a departure ahead of it wakes it when it
+ * moves into the watch. Either way bounded like any sleep by what is left of the budget (but not by
+ * the back-off cap: a park is not a poll).
  */
 export function parkFor(
   denial: Denial,
@@ -68,10 +77,11 @@ export function parkFor(
   budget: RetryBudget,
 ): NextStep {
   const refreshMs = ticketRefreshMs(queueTicketMs);
-  const leaseEndsInMs =
-    denial.holderLeaseUntil === null
-      ? refreshMs
-      : denial.holderLeaseUntil - denial.serviceTime + LATENCY_FLOOR_MS;
+  const watchesLease =
+    denial.position !== null && denial.position <= LEASE_WATCHERS && denial.holderLeaseUntil !== null;
+  const leaseEndsInMs = watchesLease
+    ? denial.holderLeaseUntil! - denial.serviceTime + LATENCY_FLOOR_MS
+    : refreshMs;
   const dueMs = Math.max(LATENCY_FLOOR_MS, Math.min(refreshMs, leaseEndsInMs));
   return boundRetryDelay(dueMs, progress, { ...budget, maxBackoffMs: Number.MAX_SAFE_INTEGER });
 }

@@ -113,6 +113,63 @@ describe('waiting under contention', () => {
     });
   });
 
+  it("only the first two waiters watch a renewing holder's lease; a grant ahead wakes the one that moves up", async () => {
+    await withWorker(fixture.env, { locks: fixture.locks, log: silentLog }, async (taskQueue) => {
+      const { client } = fixture.env;
+      // A short lease, renewed every second or so: each renewal moves the lease end the watchers see.
+      const holder = await acquire(client, { key, requester: 'holder', ttlMs: 2_000 }, { taskQueue });
+      const waiters = [];
+      for (const requester of ['w1', 'w2', 'w3']) {
+        const started = await startAcquisition(client, { key, requester }, { taskQueue });
+        await waitFor(`${requester} parked`, phaseIs(started.workflowId, 'queued'));
+        waiters.push(started.workflowId);
+      }
+      const [w1, w2, w3] = waiters as [string, string, string];
+      await waitFor('the watchers looked again after a lease end', async () => (await attemptsOf(w2)) >= 3);
+      expect(await attemptsOf(w1)).toBeGreaterThanOrEqual(2);
+      // The third waiter slept through every renewal.
+      expect(await attemptsOf(w3)).toBe(1);
+
+      await release(client, holder.lease);
+      expect(await awaitLeaseOf(client, w1)).toMatchObject({ status: 'acquired', lease: { holder: 'w1' } });
+      // w1's grant moved w3 to second place: it is woken once to watch w1's lease, and parks again.
+      await waitFor('w3 woken by the grant ahead', async () => (await attemptsOf(w3)) === 2);
+      expect(await stateOf(client, w3)).toMatchObject({ phase: 'queued' });
+      const signals = ((await client.workflow.getHandle(w3).fetchHistory()).events ?? []).map(
+        (e) => e.workflowExecutionSignaledEventAttributes?.signalName,
+      );
+      expect(signals).toContain('lockReleased');
+
+      await release(client, { key, holder: 'w1' });
+      expect(await awaitLeaseOf(client, w2)).toMatchObject({ status: 'acquired', lease: { holder: 'w2' } });
+      await release(client, { key, holder: 'w2' });
+      expect(await awaitLeaseOf(client, w3)).toMatchObject({ status: 'acquired', lease: { holder: 'w3' } });
+      await release(client, { key, holder: 'w3' });
+    });
+  });
+
+  it('a head that leaves the queue hands the watch to the waiter that moves up', async () => {
+    await withWorker(fixture.env, { locks: fixture.locks, log: silentLog }, async (taskQueue) => {
+      const { client } = fixture.env;
+      const holder = await acquire(client, { key, requester: 'holder' }, { taskQueue });
+      const ids = [];
+      for (const requester of ['w1', 'w2', 'w3']) {
+        const started = await startAcquisition(client, { key, requester }, { taskQueue });
+        await waitFor(`${requester} parked`, phaseIs(started.workflowId, 'queued'));
+        ids.push(started.workflowId);
+      }
+      const [w1, , w3] = ids as [string, string, string];
+      expect(await attemptsOf(w3)).toBe(1);
+      // An operator cancels the head: it leaves the queue on its way out, and w3 moves into the watch.
+      await client.workflow.getHandle(w1).cancel();
+      await waitFor('w3 woken when the head left', async () => (await attemptsOf(w3)) === 2);
+      expect(await fixture.locks.position({ key, requester: 'w1' })).toBeNull();
+      expect(await fixture.locks.position({ key, requester: 'w3' })).toBe(2);
+      await release(client, holder.lease);
+      await release(client, { key, holder: 'w2' }).catch(() => undefined);
+    });
+  });
+
   it('no lost wake-up: a release that lands while the waiter runs its fast path ends its park at once', async () => {
     // The waiter's first fast path is held after the lock service denied it, so the release (and its
     // wake-up signal) lands between the denial and the park.

@@ -1,8 +1,9 @@
-import { continueAsNew } from '@temporalio/workflow';
+import { CancellationScope, continueAsNew, isCancellation } from '@temporalio/workflow';
 import { type AcquireRequestInput, parseAcquireRequest } from '../policy/acquireRequest';
 import type { SessionOutcome } from '../policy/session';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import { acquireUntilHeld, type Acquisition } from './session/acquirePhase';
+import { leaveQueue } from './session/fastPath';
 import { holdUntilReleased } from './session/holdPhase';
 import { LockSession, type PhaseEnd } from './session/lockSession';
 import { sessionMetrics } from './session/metricsSink';
@@ -19,7 +20,7 @@ export async function acquireLock(input: AcquireRequestInput): Promise<SessionOu
   const session = new LockSession(request);
   installSessionHandlers(session);
   const resumed = session.resumedLease;
-  const acquired: Acquisition = resumed ? { kind: 'held', lease: resumed } : await acquireUntilHeld(session);
+  const acquired: Acquisition = resumed ? { kind: 'held', lease: resumed } : await acquireOrLeave(session);
   if (!resumed && acquired.kind !== 'continued') {
     const outcome = acquired.kind === 'held' ? 'acquired' : acquired.outcome.status;
     sessionMetrics.acquisitionEnded(outcome, session.waitedMs());
@@ -29,4 +30,15 @@ export async function acquireLock(input: AcquireRequestInput): Promise<SessionOu
   if (end.kind === 'ended') return session.finish(end.outcome);
   await session.handOverToNextRun();
   return continueAsNew<typeof acquireLock>({ ...request, budget: session.budget, resume: end.resume });
+}
+
+// A session cancelled while it waits gives its place up on the way out: a ticket outlives a waiter
+// only when no code of it can run (terminated, timed out), and the hand-off skips those.
+async function acquireOrLeave(session: LockSession): Promise<Acquisition> {
+  try {
+    return await acquireUntilHeld(session);
+  } catch (error) {
+    if (isCancellation(error)) await CancellationScope.nonCancellable(() => leaveQueue(session, 'cancelled'));
+    throw error;
+  }
 }

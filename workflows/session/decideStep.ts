@@ -4,7 +4,7 @@ import { buildDecisionContext } from '../../policy/decisionContext';
 import type { PolicyTuning } from '../../policy/decisionPolicy';
 import { NON_RETRYABLE_ERROR_TYPES } from '../../policy/errors';
 import { type GuardedStep, guardDecision, type RetryProgress } from '../../policy/guardrails';
-import { DEFAULT_QUEUE_TICKET_MS, type Denial } from '../../policy/lockSchemas';
+import { SESSION_QUEUE_TICKET_MS, type Denial } from '../../policy/lockSchemas';
 import { type DecisionRecord, type PolicyInput, policyRecord } from '../../policy/retryDecision';
 import { parkFor } from '../../policy/waiting';
 import type { WaitForEdge } from '../../policy/waitForGraph';
@@ -48,7 +48,7 @@ export async function decideAfterDenial(
     baseBackoffMs: session.budget.baseBackoffMs,
     maxBackoffMs: session.budget.maxBackoffMs,
     previousBackoffMs: session.previousBackoffMs,
-    queueTicketMs: DEFAULT_QUEUE_TICKET_MS,
+    queueTicketMs: SESSION_QUEUE_TICKET_MS,
   };
   const context = buildDecisionContext({
     request: { ...session.request, budget: session.budget },
@@ -75,7 +75,7 @@ export async function decideAfterDenial(
 
 /** A parked waiter's sleep (see parkFor), or the escalation the guardrails make of a spent budget. */
 export function parkStep(denial: Denial, progress: RetryProgress, session: LockSession): GuardedStep {
-  const due = parkFor(denial, DEFAULT_QUEUE_TICKET_MS, progress, session.budget);
+  const due = parkFor(denial, SESSION_QUEUE_TICKET_MS, progress, session.budget);
   return due.kind === 'stop'
     ? { kind: 'escalate', reason: `budget spent (${due.why})`, deadlock: false }
     : due;

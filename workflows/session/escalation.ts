@@ -1,7 +1,7 @@
 import { condition, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { EscalationNotice } from '../../activities/escalationStore';
-import { DEFAULT_QUEUE_TICKET_MS, type Denial } from '../../policy/lockSchemas';
+import { SESSION_QUEUE_TICKET_MS, type Denial } from '../../policy/lockSchemas';
 import type { SessionOutcome } from '../../policy/session';
 import { untrustedText } from '../../policy/untrustedText';
 import type { WaitForEdge } from '../../policy/waitForGraph';
@@ -91,7 +91,7 @@ export async function awaitOperator(
 ): Promise<EscalationEvent> {
   const leftMs = escalation.deadline - Date.now();
   if (!session.operatorAnswered && leftMs > 0) {
-    const waitMs = inQueue ? Math.min(leftMs, ticketRefreshMs(DEFAULT_QUEUE_TICKET_MS)) : leftMs;
+    const waitMs = inQueue ? Math.min(leftMs, ticketRefreshMs(SESSION_QUEUE_TICKET_MS)) : leftMs;
     const summary = `wait for operator, up to ${escalation.timeoutMs} ms` + (inQueue ? ', or a release' : '');
     // A wake-up that came while on-call was paged (or during the last try) ends this wait at once.
     await condition(() => session.operatorAnswered || (inQueue && session.woken), waitMs, { summary });

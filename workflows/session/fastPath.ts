@@ -1,6 +1,6 @@
 import { log } from '@temporalio/workflow';
 import type { SessionAttempt } from '../../activities/lockActivities';
-import { denial } from '../../policy/lockSchemas';
+import { denial, SESSION_QUEUE_TICKET_MS } from '../../policy/lockSchemas';
 import { handoffCalls, lockCalls, lockServiceUnreachable } from '../lockCalls';
 import type { LockSession } from './lockSession';
 import { sessionMetrics } from './metricsSink';
@@ -15,11 +15,16 @@ import { sessionMetrics } from './metricsSink';
 export async function tryFastPath(session: LockSession, why: string): Promise<SessionAttempt> {
   const { key, requester, request } = session;
   const attempts = session.beginAttempt();
+  const { ttlMs, fairness, priority } = request;
+  // The wait-for graph is read when the situation may have changed: at the first denial, or when the
+  // key's holder is not the one last seen. A cycle forms only when someone starts waiting or a key
+  // changes hands, and whoever closes it sees it then.
+  const seen = session.lastDenial ? { holder: session.lastDenial.holder } : undefined;
   let attempt: SessionAttempt;
   try {
     attempt = await handoffCalls.tryAcquireLock.executeWithOptions(
       { summary: `${why}, attempt ${attempts}` },
-      [{ key, requester, ttlMs: request.ttlMs, fairness: request.fairness, priority: request.priority }],
+      [{ key, requester, ttlMs, fairness, priority, queueTicketMs: SESSION_QUEUE_TICKET_MS }, seen],
     );
   } catch (error) {
     if (!lockServiceUnreachable(error)) throw error;

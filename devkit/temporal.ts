@@ -3,6 +3,7 @@ import {
   bundleWorkflowCode,
   DefaultLogger,
   Runtime,
+  type Worker,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import pino from 'pino';
@@ -10,7 +11,7 @@ import type { ActivityDeps } from '../activities';
 import { createSessionWaker } from '../activities/sessionSignals';
 import { SqliteLockService } from '../locks/sqliteLockService';
 import { DEFAULT_TEMPORAL_ADDRESS } from '../policy/constants';
-import { createLockwardenWorker, WORKFLOWS_PATH } from '../worker/createWorker';
+import { createLockwardenWorker, type LockwardenWorkerOptions, WORKFLOWS_PATH } from '../worker/createWorker';
 import { freshSqlitePath, unique } from './tempFiles';
 
 /** Address of the dev server the tests' global setup (or a benchmark) started. */
@@ -62,15 +63,17 @@ export const silentLog = pino({ level: 'silent' });
 export async function withWorker<T>(
   env: TestWorkflowEnvironment,
   deps: Omit<ActivityDeps, 'waker'>,
-  fn: (taskQueue: string) => Promise<T>,
+  fn: (taskQueue: string, worker: Worker) => Promise<T>,
+  options: Pick<LockwardenWorkerOptions, 'maxCachedWorkflows'> = {},
 ): Promise<T> {
   const taskQueue = unique('tq');
   const worker = await createLockwardenWorker({
+    ...options,
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     taskQueue,
     deps: { ...deps, waker: createSessionWaker(env.client, deps.log) },
     workflows: { workflowBundle: await workflowBundle() },
   });
-  return worker.runUntil(fn(taskQueue));
+  return worker.runUntil(fn(taskQueue, worker));
 }

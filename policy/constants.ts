@@ -26,6 +26,17 @@ export const DEFAULT_UI_URL = 'http://localhost:8233';
  */
 export const DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS = 60_000;
 
+/**
+ * How many sessions a lockwarden worker keeps in its workflow cache. A cached session costs about
+ * 1.8 MiB of worker memory (its own copy of the workflow modules: the SDK's reusable V8 context
+ * evaluates them per workflow), so the SDK's default, sized from the heap limit (about 2,300 on a
+ * 4 GiB heap), lets thousands of parked waiters grow the worker past 4 GiB. 300 keeps the worker
+ * under 1 GiB; the sessions that wake often (holders renewing, the waiters watching a lease end) stay
+ * cached, and a parked waiter evicted from the cache replays its short history when it is woken.
+ * Size it to the holders plus two per contended key (README, Performance).
+ */
+export const DEFAULT_MAX_CACHED_WORKFLOWS = 300;
+
 /** The lock service's observed latency floor: no retry is ever scheduled sooner than this. */
 export const LATENCY_FLOOR_MS = 50;
 

@@ -170,6 +170,39 @@ describe('waiting under contention', () => {
     });
   });
 
+  it('waiters evicted from a bounded workflow cache while parked replay when woken and take the lock in order', async () => {
+    // A cache of two sessions for a holder and three waiters: parked waiters are evicted, and a
+    // woken waiter is rebuilt from its history before it takes its turn.
+    await withWorker(
+      fixture.env,
+      { locks: fixture.locks, log: silentLog },
+      async (taskQueue, worker) => {
+        const { client } = fixture.env;
+        const cached: number[] = [];
+        const holder = await acquire(client, { key, requester: 'holder' }, { taskQueue });
+        const ids = [];
+        for (const requester of ['w1', 'w2', 'w3']) {
+          const started = await startAcquisition(client, { key, requester }, { taskQueue });
+          await waitFor(`${requester} parked`, phaseIs(started.workflowId, 'queued'));
+          cached.push(worker.getStatus().numCachedWorkflows);
+          ids.push(started.workflowId);
+        }
+        let previous = holder.lease;
+        for (const [i, id] of ids.entries()) {
+          await release(client, previous);
+          const answer = await awaitLeaseOf(client, id);
+          expect(answer).toMatchObject({ status: 'acquired', lease: { holder: `w${i + 1}` } });
+          if (answer.status === 'acquired') previous = answer.lease;
+        }
+        await release(client, previous);
+        // Four sessions lived at once; the cache never held more than two of them.
+        expect(Math.max(...cached)).toBeLessThanOrEqual(2);
+        expect(Math.max(...cached)).toBeGreaterThan(0);
+      },
+      { maxCachedWorkflows: 2 },
+    );
+  });
+
   it('no lost wake-up: a release that lands while the waiter runs its fast path ends its park at once', async () => {
     // The waiter's first fast path is held after the lock service denied it, so the release (and its
     // wake-up signal) lands between the denial and the park.

@@ -3,6 +3,7 @@ import { DEFAULT_ONCALL, type OnCallConfig } from '../activities/oncallActivitie
 import { DEFAULT_LOCK_SERVICE_URL } from '../locks/openLockService';
 import {
   DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS,
+  DEFAULT_MAX_CACHED_WORKFLOWS,
   DEFAULT_NAMESPACE,
   DEFAULT_TASK_QUEUE,
   DEFAULT_TEMPORAL_ADDRESS,
@@ -39,6 +40,13 @@ const workerConfigSchema = z.object({
     .min(1_000)
     .max(24 * 60 * 60 * 1000)
     .default(DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS),
+  // 0 turns the cache off (every task replays the whole history); the SDK refuses 1.
+  LOCKWARDEN_MAX_CACHED_WORKFLOWS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .refine((n) => n !== 1, 'must be 0 (no cache) or at least 2')
+    .default(DEFAULT_MAX_CACHED_WORKFLOWS),
   LOCKWARDEN_DEPLOYMENT: deploymentNameSchema.optional(),
   LOCKWARDEN_BUILD_ID: buildIdSchema.default(LOCKWARDEN_VERSION),
 });
@@ -61,6 +69,8 @@ export interface WorkerConfig {
   escalationsFile: string;
   /** How long one workflow activation may run (see DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS). */
   isolateExecutionTimeoutMs: number;
+  /** How many sessions the worker keeps cached (see DEFAULT_MAX_CACHED_WORKFLOWS). */
+  maxCachedWorkflows: number;
   /**
    * The Worker Deployment Version this worker registers (Worker Versioning, sessions pinned to the
    * version that started them), or null: an unversioned worker.
@@ -89,6 +99,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     },
     escalationsFile: c.LOCKWARDEN_ESCALATIONS_FILE,
     isolateExecutionTimeoutMs: c.LOCKWARDEN_ISOLATE_TIMEOUT_MS,
+    maxCachedWorkflows: c.LOCKWARDEN_MAX_CACHED_WORKFLOWS,
     deployment: c.LOCKWARDEN_DEPLOYMENT
       ? { name: c.LOCKWARDEN_DEPLOYMENT, buildId: c.LOCKWARDEN_BUILD_ID }
       : null,

@@ -1,6 +1,7 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { createMetrics } from '../activities/metrics';
+import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../policy/constants';
 import type { WorkerDeployment } from './config';
 import { withIsolateTimeout } from './isolateTimeout';
 import { sessionMetricsSinks } from './sessionMetricsSinks';
@@ -20,6 +21,8 @@ export interface LockwardenWorkerOptions {
   workflows?: WorkflowSource;
   /** How long one workflow activation may run; DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS when absent. */
   isolateExecutionTimeoutMs?: number;
+  /** How many sessions stay cached in the worker; DEFAULT_MAX_CACHED_WORKFLOWS when absent. */
+  maxCachedWorkflows?: number;
   /** Register as this Worker Deployment Version, sessions pinned to it; absent: an unversioned worker. */
   deployment?: WorkerDeployment | null;
 }
@@ -33,6 +36,7 @@ export function createLockwardenWorker(options: LockwardenWorkerOptions): Promis
         connection: options.connection,
         namespace: options.namespace,
         taskQueue: options.taskQueue,
+        maxCachedWorkflows: options.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,
         activities: createActivities({ ...options.deps, metrics }),
         sinks: sessionMetricsSinks(metrics),
         ...(options.workflows ?? { workflowsPath: WORKFLOWS_PATH }),

@@ -50,6 +50,7 @@ async function main(): Promise<void> {
       namespace: config.namespace,
       taskQueue: config.taskQueue,
       isolateExecutionTimeoutMs: config.isolateExecutionTimeoutMs,
+      maxCachedWorkflows: config.maxCachedWorkflows,
       deployment: config.deployment,
       deps: {
         locks,

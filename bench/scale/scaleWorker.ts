@@ -30,6 +30,7 @@ async function main(): Promise<void> {
     connection,
     namespace: 'default',
     taskQueue: env('SCALE_TASK_QUEUE'),
+    ...(process.env.SCALE_MAX_CACHED ? { maxCachedWorkflows: Number(process.env.SCALE_MAX_CACHED) } : {}),
     workflows: { workflowBundle: { codePath: env('SCALE_BUNDLE') } },
     deps: {
       locks,

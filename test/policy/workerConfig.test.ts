@@ -3,7 +3,7 @@ import path from 'node:path';
 import { openLockService } from '../../locks/openLockService';
 import { SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
 import { InvalidConfigurationError } from '../../policy/errors';
-import { LOCKWARDEN_VERSION } from '../../policy/constants';
+import { DEFAULT_MAX_CACHED_WORKFLOWS, LOCKWARDEN_VERSION } from '../../policy/constants';
 import { parseDeploymentVersion } from '../../policy/deploymentVersion';
 import { loadWorkerConfig } from '../../worker/config';
 
@@ -47,6 +47,16 @@ describe('worker configuration', () => {
     expect(() =>
       loadWorkerConfig({ LOCKWARDEN_DEPLOYMENT: 'lockwarden', LOCKWARDEN_BUILD_ID: '0.2 .0' }),
     ).toThrow(/LOCKWARDEN_BUILD_ID/);
+  });
+
+  it('bounds the workflow cache by default; 0 turns it off, and 1, which the SDK refuses, is named', () => {
+    expect(loadWorkerConfig({}).maxCachedWorkflows).toBe(DEFAULT_MAX_CACHED_WORKFLOWS);
+    expect(loadWorkerConfig({ LOCKWARDEN_MAX_CACHED_WORKFLOWS: '0' }).maxCachedWorkflows).toBe(0);
+    expect(loadWorkerConfig({ LOCKWARDEN_MAX_CACHED_WORKFLOWS: '5000' }).maxCachedWorkflows).toBe(5_000);
+    for (const bad of ['1', '-3', 'many'])
+      expect(() => loadWorkerConfig({ LOCKWARDEN_MAX_CACHED_WORKFLOWS: bad })).toThrow(
+        /LOCKWARDEN_MAX_CACHED_WORKFLOWS/,
+      );
   });
 
   it('names every invalid variable at once', () => {

@@ -18,7 +18,7 @@ import {
 } from '../policy/lockSchemas';
 import { type Ticket, waitersOf } from './grantRules';
 import type { LockRecord, LockService } from './lockService';
-import { ACQUIRE, INSPECT, RELEASE, RENEW, SNAPSHOT } from './redisScripts';
+import { ACQUIRE, INSPECT, POSITION, RELEASE, RENEW, SNAPSHOT } from './redisScripts';
 
 /** Options of the Redis backend. */
 export interface RedisLockServiceOptions {
@@ -150,7 +150,14 @@ export class RedisLockService implements LockService {
 
   async position(input: WaiterRef): Promise<number | null> {
     const { key, requester } = parseOrThrow(waiterSchema, input, 'waiter');
-    return (await this.waits()).find((w) => w.key === key && w.requester === requester)?.position ?? null;
+    // One key's queue, not the snapshot of every key: a waiter's place costs O(its queue).
+    const k = keysOf(key);
+    const rank = await this.run(
+      POSITION,
+      [k.lease, k.token, k.waiters, k.waiterExpiry, k.waiterSince],
+      [requester],
+    );
+    return rank === null ? null : Number(rank);
   }
 
   async leave(input: WaiterRef): Promise<void> {

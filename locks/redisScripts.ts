@@ -111,6 +111,15 @@ return {
 }
 `;
 
+/** KEYS: lease, token, waiters, waiter-exp, waiter-since. ARGV: requester. Its live place in the queue, 1-based, or false. */
+export const POSITION = `${NOW}
+local sinceKey = KEYS[5]
+${DROP_EXPIRED_TICKETS}
+local rank = redis.call('ZRANK', KEYS[3], ARGV[1])
+if rank then return rank + 1 end
+return false
+`;
+
 /** KEYS: keys. Lists every live lease and live ticket: {now, leases..., '|', tickets...}. */
 export const SNAPSHOT = `${NOW}
 local out = {now}

@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { LockService } from '../locks/lockService';
 import { InvalidLockRequestError } from '../policy/errors';
 import type { AcquireAttempt, Denial, Lease, TryAcquireRequest } from '../policy/lockSchemas';
+import { SESSION_QUEUE_TICKET_MS } from '../policy/lockSchemas';
 import { openLockService } from '../locks/openLockService';
 import { backendHarnesses, ownServer } from './support/lockBackends';
 import { runStress } from './support/lockStress';
@@ -258,6 +259,46 @@ describe('the lock service across a restart', () => {
     }
   }
 
+  // A holder and 1,000 parked waiters (the tickets sessions take: an hour long), the service
+  // restarted under them: every ticket is still there in arrival order, the holder renews, and each
+  // release hands the key to the next in line.
+  async function expectQueueKeptAcross(url: string, restart: () => void): Promise<void> {
+    const k = key();
+    const waiters = Array.from({ length: 1_000 }, (_, i) => `w${i}`);
+    const ticket = (requester: string) => ({
+      key: k,
+      requester,
+      ttlMs: 30_000,
+      queueTicketMs: SESSION_QUEUE_TICKET_MS,
+    });
+    let locks = await openLockService(url);
+    let holder = granted(await locks.tryAcquire(ticket('holder')));
+    for (const w of waiters) denied(await locks.tryAcquire(ticket(w)));
+    await locks.close();
+    restart();
+    locks = await openLockService(url);
+    try {
+      expect((await locks.inspect(k)).waiters).toEqual(waiters);
+      expect(await locks.renew(holder)).toMatchObject({ ok: true });
+      for (const [i, next] of waiters.slice(0, 3).entries()) {
+        expect(await locks.release(holder)).toMatchObject({ ok: true });
+        // The free key is the head's: the one behind it, second in line, is refused.
+        expect(denied(await locks.tryAcquire(ticket(waiters[i + 1]!)))).toMatchObject({ position: 2 });
+        holder = granted(await locks.tryAcquire(ticket(next)));
+      }
+      expect(await locks.position({ key: k, requester: 'w999' })).toBe(997);
+      await locks.release(holder);
+      for (const w of waiters) await locks.leave({ key: k, requester: w });
+    } finally {
+      await locks.close();
+    }
+  }
+
+  it('[sqlite] keeps a queue of 1,000 tickets in order when the service is closed and opened again', () => {
+    const url = `sqlite:${freshSqlitePath()}`;
+    return expectQueueKeptAcross(url, () => undefined);
+  }, 60_000);
+
   it('[sqlite] keeps tokens strictly increasing when the service is closed and opened again on its file', () =>
     expectTokensRiseAcross(`sqlite:${freshSqlitePath()}`, () => undefined));
 
@@ -272,6 +313,12 @@ describe('the lock service across a restart', () => {
 
     it(`[${name}] keeps tokens strictly increasing across a restart of the server process`, () =>
       expectTokensRiseAcross(server.url, () => server.restart()));
+
+    it(
+      `[${name}] keeps a queue of 1,000 tickets in order across a restart of the server process`,
+      () => expectQueueKeptAcross(server.url, () => server.restart()),
+      120_000,
+    );
 
     it(`[${name}] answers again after its server crashes under open connections, holding what it held`, async () => {
       const k = key();

@@ -3,9 +3,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { FileEscalationStore } from '../activities/escalationStore';
+import { mapConcurrently } from '../client/concurrency';
 import { acquire, release, startAcquisition, stateOf } from '../client/lockwardenClient';
 import type { LockService } from '../locks/lockService';
 import { openLockService } from '../locks/openLockService';
+import { SESSION_QUEUE_TICKET_MS } from '../policy/lockSchemas';
 import { sessionFixture, silentLog, withWorker } from './support/temporalFixture';
 import { freshSqlitePath, unique } from '../devkit/tempFiles';
 import { waitFor } from './support/waitFor';
@@ -95,6 +97,66 @@ describe('a lock service outage', () => {
         expect(await release(fixture.env.client, state.lease!)).toMatchObject({ ok: true });
       } finally {
         server('start');
+      }
+    });
+  }, 120_000);
+
+  it('a restart under 1,000 tickets: parked sessions keep their places, sleep through it, and are handed the key in order', async () => {
+    await withWorker(fixture.env, { locks, log: silentLog }, async (taskQueue) => {
+      const { client } = fixture.env;
+      const key = unique('restart-queue');
+      const holder = await acquire(client, { key, requester: 'holder', ttlMs: 30_000 }, { taskQueue });
+      const sessions = [];
+      for (const requester of ['w1', 'w2']) {
+        const started = await startAcquisition(client, { key, requester }, { taskQueue });
+        await waitFor(
+          `${requester} parked`,
+          async () => (await stateOf(client, started.workflowId)).phase === 'queued',
+        );
+        sessions.push(started.workflowId);
+      }
+      // 998 more waiters behind them: sessions of a worker that is down (started on a task queue
+      // nobody polls, so they are alive to a wake-up but run no code), with the tickets such sessions
+      // hold, an hour long.
+      const others = Array.from({ length: 998 }, (_, i) => `t${i}`);
+      const elsewhere = { taskQueue: unique('nobody-polls') };
+      const parkedElsewhere = await mapConcurrently(others, 20, async (requester) => {
+        const started = await startAcquisition(client, { key, requester }, elsewhere);
+        return started.workflowId;
+      });
+      for (const requester of others)
+        await locks.tryAcquire({ key, requester, ttlMs: 30_000, queueTicketMs: SESSION_QUEUE_TICKET_MS });
+      server('stop');
+      server('start');
+      try {
+        // The pool's connections died with the server: the first calls may fail while it reconnects.
+        await waitFor('the service answering', () =>
+          locks.inspect(key).then(
+            () => true,
+            () => false,
+          ),
+        );
+        expect((await locks.inspect(key)).waiters).toEqual(['w1', 'w2', ...others]);
+        // Nothing polled the queue back: the parked sessions slept through the restart.
+        for (const id of sessions) expect((await stateOf(client, id)).attempts).toBe(1);
+        let lease = holder.lease;
+        for (const [i, id] of sessions.entries()) {
+          expect(await release(client, lease)).toMatchObject({ ok: true });
+          await waitFor(
+            `w${i + 1} holding`,
+            async () => (await stateOf(client, id)).phase === 'holding',
+            30_000,
+          );
+          lease = (await stateOf(client, id)).lease!;
+          expect(lease.holder).toBe(`w${i + 1}`);
+        }
+        expect(await locks.position({ key, requester: others[others.length - 1]! })).toBe(998);
+        expect(await release(client, lease)).toMatchObject({ ok: true });
+      } finally {
+        for (const requester of others) await locks.leave({ key, requester });
+        await mapConcurrently(parkedElsewhere, 20, (id) =>
+          client.workflow.getHandle(id).terminate('test over'),
+        );
       }
     });
   }, 120_000);

@@ -53,25 +53,26 @@ export function createLockActivities({ locks, log, waker, metrics }: LockActivit
     tryAcquireLock: (request: TryAcquireRequest, seen?: SeenHolder) => tryAcquireLock(request, seen),
 
     /**
-     * The hold's renewal: reads the key's current token from the lock service, compares it with the
-     * token the service issued at acquisition, and renews (fenced) only when they match. Never
-     * renews with any other token.
+     * The hold's renewal: a fenced renew at the lock service, which extends the lease only while the
+     * service still holds the token it issued at acquisition. Never renews with any other token. A
+     * refusal reads the key back to say what the service holds now (one call a renewal otherwise).
      */
     async renewLease(lease: Lease): Promise<RenewalResult> {
       gate('renew', lease.token);
-      const current = await nonRetryableOnBadInput(() => locks.inspect(lease.key));
+      const renewed = await nonRetryableOnBadInput(() =>
+        locks.renew({ key: lease.key, holder: lease.holder, token: lease.token }),
+      );
       let result: RenewalResult;
-      if (current.holder === null) result = { ok: false, reason: 'the lease expired' };
-      else if (current.holder !== lease.holder || current.token !== lease.token) {
-        result = {
-          ok: false,
-          reason: `the service now holds token ${current.token ?? 'none'} for ${current.holder}, not token ${lease.token}`,
-        };
-      } else {
-        const renewed = await locks.renew({ key: lease.key, holder: lease.holder, token: lease.token });
-        result = renewed.ok
-          ? { ok: true, leaseUntil: renewed.leaseUntil ?? renewed.serviceTime }
-          : { ok: false, reason: `renewal refused: ${renewed.reason}` };
+      if (renewed.ok) result = { ok: true, leaseUntil: renewed.leaseUntil ?? renewed.serviceTime };
+      else {
+        const current = await locks.inspect(lease.key);
+        if (current.holder === null) result = { ok: false, reason: 'the lease expired' };
+        else if (current.holder !== lease.holder || current.token !== lease.token)
+          result = {
+            ok: false,
+            reason: `the service now holds token ${current.token ?? 'none'} for ${current.holder}, not token ${lease.token}`,
+          };
+        else result = { ok: false, reason: `renewal refused: ${renewed.reason}` };
       }
       logLeaseAction(log, locks.backend, 'renew', lease, result);
       metrics?.renewals.inc({ result: result.ok ? 'ok' : 'refused' });

@@ -15,35 +15,64 @@ import { openLockService } from '../locks/openLockService';
 import { compareTokens } from '../policy/tokens';
 import { WORKFLOWS_PATH } from '../worker/createWorker';
 import type { CallCounts } from './scale/countingLocks';
+import { lineChart } from './svgChart';
 
 // What parked waiters cost while nothing happens, and how fast they drain once the holders let go.
 // One worker process (its CPU, memory and lock-service calls read apart), the project's dev server,
 // holders renewing at the default TTL, waiters parked behind them (FIFO, wake-on-release, a one-hour
 // budget, every requester name distinct):
-//   npx tsx bench/scale.ts [--waiters 100,1000] [--keys 100] [--idle-s 60] [--backend sqlite]
+//   npx tsx bench/scale.ts [--waiters 0,100,1000] [--keys 100] [--idle-s 60] [--backend sqlite]
+//                          [--rows 100:0,100:1000,1000:10000 (keys:waiters; instead of the lists)]
+//                          [--max-cached N (the worker's default unless given)]
 // Per row: worker and server CPU over the idle window, lock-service calls a second (and how many of
 // them the holders' renewals are), history events per waiter a minute, the worker's RSS; then the
 // drain (every holder releases, every waiter in turn takes and releases its lease, FIFO checked per
-// key) against independent-key acquisitions a second on the same worker in the same run.
+// key) against independent-key acquisitions a second on the same worker in the same run. A row of 0
+// waiters measures the holders alone: the worker CPU one renewal costs. Charts of worker CPU, server
+// CPU and RSS against the number of waiters go beside the table in bench/results/.
 
 const BACKENDS = ['sqlite', 'redis', 'postgres', 'etcd'] as const;
 type Backend = (typeof BACKENDS)[number];
 
-const counts = (value: string) =>
+const wholeNumbers = (min: number) => (value: string) =>
   value.split(',').map((part) => {
     const n = Number(part);
-    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`not a positive whole number: ${part}`);
+    if (!Number.isInteger(n) || n < min)
+      throw new InvalidArgumentError(`not a whole number ≥ ${min}: ${part}`);
     return n;
   });
+const counts = wholeNumbers(1);
 
 const options = new Command('scale')
-  .option('--waiters <list>', 'waiter counts, comma-separated', counts, [100, 1_000])
+  .option(
+    '--waiters <list>',
+    'waiter counts, comma-separated (0: holders only)',
+    wholeNumbers(0),
+    [0, 100, 1_000],
+  )
   .option('--keys <list>', 'key counts, comma-separated', counts, [100])
   .option('--idle-s <seconds>', 'the idle window', (v) => counts(v)[0]!, 60)
   .addOption(new Option('--backend <name>', 'lock service').choices(BACKENDS).default('sqlite'))
   .option('--no-drain', 'measure the idle window only')
+  .option('--rows <list>', 'keys:waiters pairs, comma-separated (instead of --keys × --waiters)', (v) =>
+    v.split(',').map((pair) => {
+      const [keys, waiters] = pair.split(':').map(Number);
+      if (!Number.isInteger(keys) || keys! < 1 || !Number.isInteger(waiters) || waiters! < 0)
+        throw new InvalidArgumentError(`not keys:waiters: ${pair}`);
+      return { keys: keys!, waiters: waiters! };
+    }),
+  )
+  .option('--max-cached <n>', "the worker's workflow cache (its default unless given)", (v) => counts(v)[0]!)
   .parse()
-  .opts<{ waiters: number[]; keys: number[]; idleS: number; backend: Backend; drain: boolean }>();
+  .opts<{
+    waiters: number[];
+    keys: number[];
+    idleS: number;
+    backend: Backend;
+    drain: boolean;
+    maxCached?: number;
+    rows?: { keys: number; waiters: number }[];
+  }>();
 
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 const WAIT_BUDGET = { maxTotalWaitMs: 3_600_000, maxRetries: 10_000 };
@@ -94,7 +123,13 @@ async function measure(client: Client, bundlePath: string, keys: number, waiters
   const countsFile = path.join(os.tmpdir(), `${taskQueue}-counts.json`);
   const worker: ChildProcess = spawn(
     process.execPath,
-    ['--import', 'tsx', path.join(__dirname, 'scale', 'scaleWorker.ts')],
+    // SCALE_WORKER_NODE_ARGS: extra node flags for the worker, e.g. `--cpu-prof` to profile it.
+    [
+      ...(process.env.SCALE_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+      '--import',
+      'tsx',
+      path.join(__dirname, 'scale', 'scaleWorker.ts'),
+    ],
     {
       stdio: ['ignore', 'inherit', 'inherit'],
       env: {
@@ -105,6 +140,7 @@ async function measure(client: Client, bundlePath: string, keys: number, waiters
         SCALE_BUNDLE: bundlePath,
         SCALE_COUNTS: countsFile,
         SCALE_ESCALATIONS: path.join(os.tmpdir(), `${taskQueue}-escalations.jsonl`),
+        ...(options.maxCached ? { SCALE_MAX_CACHED: String(options.maxCached) } : {}),
       },
     },
   );
@@ -178,7 +214,9 @@ async function measure(client: Client, bundlePath: string, keys: number, waiters
       Object.keys(after.calls).map((m) => [m, (after.calls[m] ?? 0) - (before.calls[m] ?? 0)]),
     );
     const totalCalls = Object.values(callDelta).reduce((a, b) => a + b, 0);
-    const events = history.reduce((a, h, i) => a + (h - before.history[i]!), 0) / sample.length;
+    const events = sample.length
+      ? history.reduce((a, h, i) => a + (h - before.history[i]!), 0) / sample.length
+      : NaN;
     const row: Row = {
       keys,
       waiters,
@@ -194,7 +232,7 @@ async function measure(client: Client, bundlePath: string, keys: number, waiters
     };
 
     console.log(`    idle: ${formatRow(row)}`);
-    if (options.drain) {
+    if (options.drain && waiters > 0) {
       const drainStart = performance.now();
       const results = await mapConcurrently(queues, keys, async (queue) => {
         let lost = 0;
@@ -263,7 +301,13 @@ function formatRow(r: Row): string {
     ? `${r.drain.handoffs} in ${r.drain.seconds.toFixed(1)} s (${r.drain.rate.toFixed(1)}/s), lost ${r.drain.lost}, FIFO broken ${r.drain.fifoBroken}, holders that had lost their lease ${r.drain.holdersLost}`
     : '–';
   const ratio = r.drain && r.independentRate ? `${(r.drain.rate / r.independentRate).toFixed(2)}×` : '–';
-  return `| ${r.waiters} | ${r.keys} | ${pct(r.workerCpu)} | ${pct(r.serverCpu)} | ${r.callsPerS.toFixed(1)} (renewals ${r.renewalsPerS.toFixed(1)}) | ${r.eventsPerWaiterMin.toFixed(2)} | ${r.rssMiB.toFixed(0)} MiB | ${drain} | ${r.independentRate?.toFixed(1) ?? '–'} | ${ratio} |`;
+  // With no waiters, the worker's CPU is the holders' renewals (and the worker's own idle polling).
+  const perRenewal =
+    r.waiters === 0 && r.renewalsPerS > 0
+      ? ` (${((r.workerCpu * 1000) / r.renewalsPerS).toFixed(2)} ms a renewal)`
+      : '';
+  const events = Number.isNaN(r.eventsPerWaiterMin) ? '–' : r.eventsPerWaiterMin.toFixed(2);
+  return `| ${r.waiters} | ${r.keys} | ${pct(r.workerCpu)}${perRenewal} | ${pct(r.serverCpu)} | ${r.callsPerS.toFixed(1)} (renewals ${r.renewalsPerS.toFixed(1)}) | ${events} | ${r.rssMiB.toFixed(0)} MiB | ${drain} | ${r.independentRate?.toFixed(1) ?? '–'} | ${ratio} |`;
 }
 
 async function main(): Promise<void> {
@@ -279,7 +323,7 @@ async function main(): Promise<void> {
   fs.writeFileSync(bundlePath, bundle.code);
   const client = new Client({ connection: await Connection.connect({ address: TEMPORAL_ADDRESS }) });
   const header = [
-    `scale, ${options.backend}, idle window ${options.idleS} s, ${os.cpus().length} cores, ${new Date().toISOString()}`,
+    `scale, ${options.backend}, idle window ${options.idleS} s, ${os.cpus().length} cores, workflow cache ${options.maxCached ?? 'the worker default'}, ${new Date().toISOString()}`,
     '',
     '| waiters | keys | worker CPU | server CPU | lock calls/s | history events / waiter / min | worker RSS | drain | independent keys/s | drain ÷ independent |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
@@ -287,19 +331,54 @@ async function main(): Promise<void> {
   console.log(header.join('\n'));
   const rows: Row[] = [];
   try {
-    for (const keys of options.keys)
-      for (const waiters of options.waiters) {
-        const row = await measure(client, bundlePath, keys, waiters);
-        rows.push(row);
-        console.log(formatRow(row));
-        console.log(`    calls by method: ${JSON.stringify(row.byMethod)}`);
-      }
+    const plan =
+      options.rows ?? options.keys.flatMap((keys) => options.waiters.map((waiters) => ({ keys, waiters })));
+    for (const { keys, waiters } of plan) {
+      const row = await measure(client, bundlePath, keys, waiters);
+      rows.push(row);
+      console.log(formatRow(row));
+      console.log(`    calls by method: ${JSON.stringify(row.byMethod)}`);
+    }
   } finally {
     await client.connection.close();
   }
   const out = path.join(__dirname, 'results', `scale-${options.backend}.md`);
   fs.writeFileSync(out, [...header, ...rows.map(formatRow), ''].join('\n'));
   console.log(`written to ${path.relative(process.cwd(), out)}`);
+  writeCharts(rows);
+}
+
+/** Worker CPU, server CPU (cores) and worker RSS (GiB) against waiters, a line per key count. */
+function writeCharts(rows: Row[]): void {
+  const byKeys = [...new Set(rows.map((r) => r.keys))];
+  const charted = (pick: (r: Row) => number, label: string) =>
+    byKeys.map((keys) => ({
+      name: `${label}, ${keys} keys`,
+      points: rows.filter((r) => r.keys === keys && r.waiters > 0).map((r) => ({ x: r.waiters, y: pick(r) })),
+    }));
+  const cpu = [...charted((r) => r.workerCpu, 'worker'), ...charted((r) => r.serverCpu, 'server')];
+  const rss = charted((r) => r.rssMiB / 1024, 'worker RSS');
+  const top = (series: typeof cpu) =>
+    Math.max(1, Math.ceil(Math.max(...series.flatMap((s) => s.points.map((p) => p.y)))));
+  const files = {
+    [`scale-${options.backend}-cpu.svg`]: lineChart(
+      'Idle CPU with parked waiters',
+      'parked waiters',
+      'cores',
+      cpu,
+      top(cpu),
+    ),
+    [`scale-${options.backend}-rss.svg`]: lineChart(
+      'Worker memory with parked waiters',
+      'parked waiters',
+      'GiB',
+      rss,
+      top(rss),
+    ),
+  };
+  for (const [name, svg] of Object.entries(files))
+    fs.writeFileSync(path.join(__dirname, 'results', name), svg);
+  console.log(`charts: ${Object.keys(files).join(', ')}`);
 }
 
 main().catch((error: unknown) => {

@@ -7,15 +7,16 @@ export interface Series {
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd'];
 
 /**
- * A small line chart as SVG text: x on a log2 scale (the N of the contention runs), y from 0 to 1.
- * Hand-written because it is 40 lines and the benchmark needs nothing else from a plotting library.
+ * A small line chart as SVG text: x on a log2 scale (the N of the contention runs), y from 0 to
+ * `yMax` (1 unless said). Hand-written because it is 40 lines and the benchmarks need nothing else
+ * from a plotting library.
  */
-export function lineChart(title: string, xLabel: string, yLabel: string, series: Series[]): string {
+export function lineChart(title: string, xLabel: string, yLabel: string, series: Series[], yMax = 1): string {
   const [width, height, left, right, top, bottom] = [640, 400, 60, 170, 40, 50];
   const xs = [...new Set(series.flatMap((s) => s.points.map((p) => p.x)))].sort((a, b) => a - b);
   const [lo, hi] = [Math.log2(xs[0]!), Math.log2(xs[xs.length - 1]!)];
   const px = (x: number) => left + ((Math.log2(x) - lo) / (hi - lo || 1)) * (width - left - right);
-  const py = (y: number) => top + (1 - Math.min(1, Math.max(0, y))) * (height - top - bottom);
+  const py = (y: number) => top + (1 - Math.min(1, Math.max(0, y / yMax))) * (height - top - bottom);
   const text = (x: number, y: number, s: string, anchor = 'middle') =>
     `<text x="${x}" y="${y}" text-anchor="${anchor}" font-family="sans-serif" font-size="12">${s}</text>`;
   const parts = [
@@ -25,7 +26,8 @@ export function lineChart(title: string, xLabel: string, yLabel: string, series:
     text((left + width - right) / 2, height - 10, xLabel),
     `<text x="15" y="${height / 2}" transform="rotate(-90 15 ${height / 2})" text-anchor="middle" font-family="sans-serif" font-size="12">${yLabel}</text>`,
   ];
-  for (const y of [0, 0.25, 0.5, 0.75, 1]) {
+  for (const share of [0, 0.25, 0.5, 0.75, 1]) {
+    const y = share * yMax;
     parts.push(`<line x1="${left}" x2="${width - right}" y1="${py(y)}" y2="${py(y)}" stroke="#ddd"/>`);
     parts.push(text(left - 8, py(y) + 4, y.toFixed(2), 'end'));
   }

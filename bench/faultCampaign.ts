@@ -3,7 +3,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import { quietBundlerLogger } from '../devkit/temporal';
 import { type LeaseKeyEvent, readEtcdLeaseHistory } from '../locks/etcdLeaseHistory';
 import { lockServiceUrlSchema } from '../locks/openLockService';
@@ -22,6 +22,7 @@ import { outcomesOfAll, runSession, runsPerSessionId } from './campaign/sessions
 import { Nemesis, seededRandom } from './campaign/nemesis';
 import { openResources } from './campaign/resources';
 import { WorkerPool } from './campaign/workerPool';
+import { wholeNumber } from './cliArgs';
 
 // A fault campaign: many sessions take a few keys' locks and write through fenced resources, while a
 // seeded nemesis pauses and kills workers and crashes the lock server and the Temporal dev server.
@@ -29,11 +30,7 @@ import { WorkerPool } from './campaign/workerPool';
 //   npx tsx bench/faultCampaign.ts --backend <sqlite|redis|postgres|etcd> --writes N --seed S [--short]
 
 const BACKENDS = ['sqlite', 'redis', 'postgres', 'etcd'] as const;
-const positive = (value: string) => {
-  if (!/^\d+$/.test(value) || Number(value) < 1)
-    throw new InvalidArgumentError('expected a positive whole number');
-  return Number(value);
-};
+const positive = wholeNumber(1);
 const options = new Command('faultCampaign')
   .addOption(new Option('--backend <name>', 'lock service').choices(BACKENDS).default('sqlite'))
   .option('--writes <n>', 'fenced writes to attempt, at least', positive, 10_000)

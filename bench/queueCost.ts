@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { mapConcurrently } from '../client/concurrency';
 import { SERVER_URLS } from '../devkit/servers';
 import { freshSqlitePath, unique } from '../devkit/tempFiles';
@@ -9,6 +9,7 @@ import type { LockService } from '../locks/lockService';
 import { openLockService } from '../locks/openLockService';
 import type { Lease } from '../policy/lockSchemas';
 import { SESSION_QUEUE_TICKET_MS } from '../policy/lockSchemas';
+import { wholeNumber } from './cliArgs';
 import { median, percentile } from './stats';
 
 // What one lock-service call costs when queues are long, per backend: the calls a session makes on a
@@ -22,13 +23,8 @@ import { median, percentile } from './stats';
 // The wait-for reads (holdings and waits) read every key: they run when a waiter's situation
 // changes, not on every wake, and are timed too.
 
-const positive = (value: string) => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`not a positive whole number: ${value}`);
-  return n;
-};
 const options = new Command('queue-cost')
-  .option('--samples <n>', 'timed calls of each kind per layout', positive, 200)
+  .option('--samples <n>', 'timed calls of each kind per layout', wholeNumber(1), 200)
   .parse()
   .opts<{ samples: number }>();
 

@@ -15,6 +15,7 @@ import { openLockService } from '../locks/openLockService';
 import { compareTokens } from '../policy/tokens';
 import { WORKFLOWS_PATH } from '../worker/createWorker';
 import type { CallCounts } from './scale/countingLocks';
+import { wholeNumber, wholeNumbers } from './cliArgs';
 import { lineChart } from './svgChart';
 
 // What parked waiters cost while nothing happens, and how fast they drain once the holders let go.
@@ -34,13 +35,6 @@ import { lineChart } from './svgChart';
 const BACKENDS = ['sqlite', 'redis', 'postgres', 'etcd'] as const;
 type Backend = (typeof BACKENDS)[number];
 
-const wholeNumbers = (min: number) => (value: string) =>
-  value.split(',').map((part) => {
-    const n = Number(part);
-    if (!Number.isInteger(n) || n < min)
-      throw new InvalidArgumentError(`not a whole number ≥ ${min}: ${part}`);
-    return n;
-  });
 const counts = wholeNumbers(1);
 
 const options = new Command('scale')
@@ -51,7 +45,7 @@ const options = new Command('scale')
     [0, 100, 1_000],
   )
   .option('--keys <list>', 'key counts, comma-separated', counts, [100])
-  .option('--idle-s <seconds>', 'the idle window', (v) => counts(v)[0]!, 60)
+  .option('--idle-s <seconds>', 'the idle window', wholeNumber(1), 60)
   .addOption(new Option('--backend <name>', 'lock service').choices(BACKENDS).default('sqlite'))
   .option('--no-drain', 'measure the idle window only')
   .option('--rows <list>', 'keys:waiters pairs, comma-separated (instead of --keys × --waiters)', (v) =>
@@ -62,7 +56,7 @@ const options = new Command('scale')
       return { keys: keys!, waiters: waiters! };
     }),
   )
-  .option('--max-cached <n>', "the worker's workflow cache (its default unless given)", (v) => counts(v)[0]!)
+  .option('--max-cached <n>', "the worker's workflow cache (its default unless given)", wholeNumber(1))
   .parse()
   .opts<{
     waiters: number[];

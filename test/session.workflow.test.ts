@@ -18,6 +18,7 @@ import {
 import { releaseLease, requestRelease } from '../temporal/messages';
 import { InvalidLockRequestError, LockNotAcquiredError } from '../policy/errors';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
+import { RENEWAL_IN_WORKFLOW_TASK } from '../workflows/patches';
 import { runScenario } from './support/runScenario';
 import {
   deadlock,
@@ -25,6 +26,7 @@ import {
   escalateTimeoutAbandon,
   escalationResolvedByRelease,
   fastPathHoldRelease,
+  renewedInWorkflowTask,
   leaseLost,
   modelClampedThenEscalate,
   modelOverruledByBudget,
@@ -86,6 +88,14 @@ describe('acquisition sessions on the dev server', () => {
     expect(seen.released).toMatchObject({ ok: true });
     expect(seen.outcome).toMatchObject({ status: 'released', lease: { token: '1' } });
     expect(seen.holderAfter).toBeNull();
+  });
+
+  it('renews inside the workflow task its timer wakes: local activities, no activity task, the patch marked', async () => {
+    const seen = await run(renewedInWorkflowTask);
+    expect(seen.outcome).toMatchObject({ status: 'released' });
+    expect(seen.renewals).toBeGreaterThanOrEqual(2);
+    expect(seen.activityTasks).toBe(0);
+    expect(seen.patches.join(' ')).toContain(RENEWAL_IN_WORKFLOW_TASK);
   });
 
   it('retry then acquire: backs off on summarized timers while the key is held, then takes it', async () => {

@@ -29,10 +29,11 @@ const LOCK_CALL_OPTIONS = {
 export const lockCalls = proxyActivities<Activities>(LOCK_CALL_OPTIONS);
 
 /**
- * The calls on a hand-off's path (the fast path and the release), run as local activities: in the
- * worker that runs the session's workflow task, with no activity task dispatched between the
- * workflow and the lock service. Both are safe to run again if a worker dies before its task
- * completes: `tryAcquire` is idempotent per key and requester, and a release is fenced by its token.
+ * The calls on a hand-off's path (the fast path and the release) and the renewals, run as local
+ * activities: in the worker that runs the session's workflow task, with no activity task dispatched
+ * between the workflow and the lock service. Each is safe to run again if a worker dies before its
+ * task completes: `tryAcquire` is idempotent per key and requester, and a renewal and a release are
+ * fenced by their token.
  */
 export const handoffCalls = proxyLocalActivities<Activities>(LOCK_CALL_OPTIONS);
 

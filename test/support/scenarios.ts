@@ -125,6 +125,41 @@ export const fastPathHoldRelease = {
   },
 } satisfies Scenario;
 
+/** A hold that renews twice under the renewal-in-workflow-task patch, and is released. */
+export const renewedInWorkflowTask = {
+  name: 'session-renewed-in-workflow-task',
+  histories: ['session-renewed-in-workflow-task'],
+  async run({ client, taskQueue, tag }: ScenarioContext) {
+    const key = `renewed-${tag}`;
+    const { lease, session } = await acquire(
+      client,
+      { key, requester: 'replica-a', ttlMs: 900 },
+      { taskQueue },
+    );
+    await waitFor(
+      'two renewals',
+      async () =>
+        activitySummaries(await historyOf(client, session.workflowId)).filter((s) => s.startsWith('renew'))
+          .length >= 2,
+    );
+    await release(client, lease);
+    const outcome = await session.result();
+    const events = (await historyOf(client, session.workflowId)).events ?? [];
+    return {
+      histories: { 'session-renewed-in-workflow-task': session.workflowId },
+      outcome,
+      renewals: activitySummaries({ events }).filter((s) => s.startsWith('renew')).length,
+      activityTasks: events.filter((e) => e.activityTaskScheduledEventAttributes).length,
+      // A patch marker's details carry its id in a JSON payload.
+      patches: events
+        .map((e) => e.markerRecordedEventAttributes)
+        .filter((m) => m?.markerName === 'core_patch')
+        .flatMap((m) => Object.values(m!.details ?? {}).flatMap((p) => p.payloads ?? []))
+        .map((payload) => Buffer.from(payload.data ?? []).toString('utf8')),
+    };
+  },
+} satisfies Scenario;
+
 export const retryThenAcquire = {
   name: 'session-retry-then-acquire',
   histories: ['session-retry-then-acquire'],
@@ -549,6 +584,7 @@ export const lockStatusOfQueue = {
 /** The paths whose histories are committed under test/histories and replayed on every run. */
 export const SCENARIOS: Scenario[] = [
   fastPathHoldRelease,
+  renewedInWorkflowTask,
   retryThenAcquire,
   wakeOnRelease,
   escalateOperatorRetry,

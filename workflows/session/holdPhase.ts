@@ -1,8 +1,9 @@
-import { condition, sleep, type TemporalFailure, workflowInfo } from '@temporalio/workflow';
+import { condition, patched, sleep, type TemporalFailure, workflowInfo } from '@temporalio/workflow';
 import type { RenewalResult } from '../../activities/lockActivities';
 import { LATENCY_FLOOR_MS } from '../../policy/constants';
 import type { FencedActionResult, Lease } from '../../policy/lockSchemas';
 import { handoffCalls, lockCalls, lockServiceUnreachable } from '../lockCalls';
+import { RENEWAL_IN_WORKFLOW_TASK } from '../patches';
 import type { LockSession, PhaseEnd } from './lockSession';
 import { tellParent } from './peerSignals';
 
@@ -68,7 +69,11 @@ const UNREACHABLE_RETRY_MS = 1_000;
 // service would say.
 function renewWhileTimeLeft(lease: Lease): Promise<RenewalResult> {
   return retryUntil(
-    () => lockCalls.renewLease.executeWithOptions({ summary: `renew token ${lease.token}` }, [lease]),
+    () =>
+      (patched(RENEWAL_IN_WORKFLOW_TASK) ? handoffCalls : lockCalls).renewLease.executeWithOptions(
+        { summary: `renew token ${lease.token}` },
+        [lease],
+      ),
     {
       deadline: lease.leaseUntil - UNREACHABLE_RETRY_MS,
       again: `lock service unreachable: renew token ${lease.token} again`,

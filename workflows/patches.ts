@@ -1,0 +1,13 @@
+/**
+ * The ids of the `patched()` branches in workflow code, in one place: tests read a history's patch
+ * markers by these names, and a later `deprecatePatch()` must use the same string.
+ */
+
+/**
+ * Renewals run as local activities, inside the workflow task the renewal timer wakes: one workflow
+ * task and 6 history events a renewal instead of two tasks, an activity task and 11 events, which
+ * roughly halves what holding costs the worker and the server (bench/scale.ts, a row of 0 waiters).
+ * Runs that renewed through activity tasks (0.1.0's, and unversioned sessions a versioned worker
+ * takes over) keep doing so.
+ */
+export const RENEWAL_IN_WORKFLOW_TASK = 'renewal-in-workflow-task';

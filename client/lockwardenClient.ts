@@ -6,7 +6,7 @@ import {
   WorkflowIdConflictPolicy,
   WorkflowIdReusePolicy,
 } from '@temporalio/client';
-import type { WorkerDeploymentVersion } from '@temporalio/common';
+import { type WorkerDeploymentVersion, WorkflowNotFoundError } from '@temporalio/common';
 import { type AcquireRequestInput, parseAcquireRequest } from '../policy/acquireRequest';
 import {
   acquisitionWorkflowId,
@@ -147,12 +147,20 @@ const MAX_RUNS_FOLLOWED = 100;
 
 /**
  * Waits until the session `workflowId` holds its lease or has ended, following it across
- * continue-as-new: a run that continues answers so, and the update goes to the latest run.
+ * continue-as-new: a run that continues answers so, and the update goes to the latest run. A session
+ * that ended before it was asked answers with its outcome (an update cannot reach a closed run); one
+ * that failed or was terminated throws as its result does.
  */
 export async function awaitLeaseOf(client: Client, workflowId: string): Promise<SessionNews> {
-  const handle = client.workflow.getHandle(workflowId); // no run id: the latest run
+  const handle = client.workflow.getHandle<typeof acquireLock>(workflowId); // no run id: the latest run
   for (let run = 0; run < MAX_RUNS_FOLLOWED; run++) {
-    const answer = await handle.executeUpdate(awaitLease);
+    let answer;
+    try {
+      answer = await handle.executeUpdate(awaitLease);
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+      return { status: 'ended', outcome: await handle.result() };
+    }
     if (answer.status !== 'continued-as-new') return answer;
   }
   throw new Error(`session ${workflowId} continued as new ${MAX_RUNS_FOLLOWED} times while awaited`);
@@ -161,9 +169,20 @@ export async function awaitLeaseOf(client: Client, workflowId: string): Promise<
 /** Asks the holding session to release its lease (fenced by its token) and returns the service's answer. */
 export async function release(client: Client, lease: Pick<Lease, 'key' | 'holder'>): Promise<ReleaseAnswer> {
   const owner = parseOrThrow(leaseNamesSchema, { key: lease.key, holder: lease.holder }, 'release request');
-  const handle = client.workflow.getHandle(acquisitionWorkflowId(owner.key, owner.holder));
+  const handle = client.workflow.getHandle<typeof acquireLock>(
+    acquisitionWorkflowId(owner.key, owner.holder),
+  );
   for (let run = 0; run < MAX_RUNS_FOLLOWED; run++) {
-    const answer = await handle.executeUpdate(releaseLease, { args: [owner] });
+    let answer;
+    try {
+      answer = await handle.executeUpdate(releaseLease, { args: [owner] });
+    } catch (error) {
+      // A session that ended (its lease lost, or released already) holds nothing to release; one
+      // that never existed, failed or was terminated throws as its result does.
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+      await handle.result();
+      return { ok: false, reason: 'not-holding' };
+    }
     if (answer.ok || answer.reason !== 'continued-as-new') return answer;
   }
   throw new Error(`session of ${owner.holder} on ${owner.key} continued as new ${MAX_RUNS_FOLLOWED} times`);

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import pino from 'pino';
 import { FileEscalationStore } from '../activities/escalationStore';
 import { createMetrics } from '../activities/metrics';
@@ -96,6 +96,24 @@ describe('acquisition sessions on the dev server', () => {
     expect(seen.renewals).toBeGreaterThanOrEqual(2);
     expect(seen.activityTasks).toBe(0);
     expect(seen.patches.join(' ')).toContain(RENEWAL_IN_WORKFLOW_TASK);
+  });
+
+  it('a session that has ended answers awaitLeaseOf with its outcome and a release with not-holding', async () => {
+    await withWorker(fixture.env, deps(), async (taskQueue) => {
+      const { lease, session } = await acquire(fixture.env.client, { key, requester: 'done' }, { taskQueue });
+      await release(fixture.env.client, lease);
+      await session.result();
+      // An update cannot reach a closed run: the client reads the outcome instead of throwing.
+      await expect(awaitLeaseOf(fixture.env.client, session.workflowId)).resolves.toMatchObject({
+        status: 'ended',
+        outcome: { status: 'released', lease: { token: lease.token } },
+      });
+      await expect(release(fixture.env.client, lease)).resolves.toEqual({ ok: false, reason: 'not-holding' });
+      // A session that never existed is still an error, and says which.
+      await expect(
+        awaitLeaseOf(fixture.env.client, acquisitionWorkflowId(key, 'never-started')),
+      ).rejects.toThrow(WorkflowNotFoundError);
+    });
   });
 
   it('retry then acquire: backs off on summarized timers while the key is held, then takes it', async () => {

@@ -24,7 +24,7 @@ import { lineChart } from './svgChart';
 // them (FIFO, wake-on-release, a one-hour budget, every requester name distinct):
 //   npx tsx bench/scale.ts [--waiters 0,100,1000] [--keys 100] [--idle-s 60] [--backend sqlite]
 //                          [--rows 100:0,100:1000,1000:10000 (keys:waiters; instead of the lists)]
-//                          [--max-cached N (the worker's default unless given)]
+//                          [--max-cached N (the worker's default unless given)] [--out scale-sqlite]
 // Per row: worker and server CPU over the idle window, lock-service calls a second (and how many of
 // them the holders' renewals are), history events per waiter a minute, the worker's RSS; then the
 // drain (every holder releases, every waiter in turn takes and releases its lease, FIFO checked per
@@ -56,6 +56,7 @@ const options = new Command('scale')
       return { keys: keys!, waiters: waiters! };
     }),
   )
+  .option('--out <name>', "the results files' base name under bench/results/ (default scale-<backend>)")
   .option('--max-cached <n>', "the worker's workflow cache (its default unless given)", wholeNumber(1))
   .parse()
   .opts<{
@@ -65,6 +66,7 @@ const options = new Command('scale')
     backend: Backend;
     drain: boolean;
     maxCached?: number;
+    out?: string;
     rows?: { keys: number; waiters: number }[];
   }>();
 
@@ -356,11 +358,13 @@ async function main(): Promise<void> {
   } finally {
     await client.connection.close();
   }
-  const out = path.join(__dirname, 'results', `scale-${options.backend}.md`);
+  const out = path.join(__dirname, 'results', `${resultsName()}.md`);
   fs.writeFileSync(out, [...header, ...rows.map(formatRow), ''].join('\n'));
   console.log(`written to ${path.relative(process.cwd(), out)}`);
   writeCharts(rows);
 }
+
+const resultsName = (): string => options.out ?? `scale-${options.backend}`;
 
 /** Worker CPU, server CPU (cores) and worker RSS (GiB) against waiters, a line per key count. */
 function writeCharts(rows: Row[]): void {
@@ -375,14 +379,14 @@ function writeCharts(rows: Row[]): void {
   const top = (series: typeof cpu) =>
     Math.max(1, Math.ceil(Math.max(...series.flatMap((s) => s.points.map((p) => p.y)))));
   const files = {
-    [`scale-${options.backend}-cpu.svg`]: lineChart(
+    [`${resultsName()}-cpu.svg`]: lineChart(
       'Idle CPU with parked waiters',
       'parked waiters',
       'cores',
       cpu,
       top(cpu),
     ),
-    [`scale-${options.backend}-rss.svg`]: lineChart(
+    [`${resultsName()}-rss.svg`]: lineChart(
       'Worker memory with parked waiters',
       'parked waiters',
       'GiB',

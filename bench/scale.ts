@@ -161,6 +161,7 @@ async function measure(
   );
   const readCounts = (): CallCounts => JSON.parse(fs.readFileSync(countsFile, 'utf8')) as CallCounts;
   const locks = await openLockService(lockUrl, { maxTtlMs: 600_000 });
+  const started: string[] = [];
   try {
     while (!fs.existsSync(countsFile)) await delay(200);
     const run = unique('run');
@@ -169,6 +170,7 @@ async function measure(
     // The holders, one a key, renewing at the default TTL.
     await mapConcurrently(keyNames, 50, async (key) => {
       const session = await startAcquisition(client, { key, requester: `${key}-holder` }, placement);
+      started.push(session.workflowId);
       const answer = await awaitLeaseOf(client, session.workflowId);
       if (answer.status !== 'acquired') throw new Error(`holder of ${key} did not acquire`);
     });
@@ -183,9 +185,18 @@ async function measure(
     // One key's waiters start one after the other (so their arrival order is known); keys in parallel.
     await mapConcurrently(queues, 50, async (queue) => {
       for (const requester of queue.waiters) {
-        await startAcquisition(client, { key: queue.key, requester, budget: WAIT_BUDGET }, placement);
-        // Its ticket is taken before the next one starts.
-        for (let tries = 0; (await locks.position({ key: queue.key, requester })) === null; tries++) {
+        const session = await startAcquisition(
+          client,
+          { key: queue.key, requester, budget: WAIT_BUDGET },
+          placement,
+        );
+        started.push(session.workflowId);
+        // Its ticket is taken (or, where the holder lost its lease, the key granted) before the next
+        // one starts.
+        const placed = async () =>
+          (await locks.position({ key: queue.key, requester })) !== null ||
+          (await locks.inspect(queue.key)).holder === requester;
+        for (let tries = 0; !(await placed()); tries++) {
           if (tries > 3_000) throw new Error(`${requester} never queued (5 minutes)`);
           await delay(100);
         }
@@ -307,6 +318,13 @@ async function measure(
     worker.kill('SIGTERM');
     await new Promise((resolve) => worker.once('exit', resolve));
     await locks.close();
+    // Sessions a row leaves running (--no-drain, a failed row) would wake on the next row's server.
+    await mapConcurrently(started, 50, (id) =>
+      client.workflow
+        .getHandle(id)
+        .terminate('scale bench: row over')
+        .catch(() => undefined),
+    );
   }
 }
 
@@ -346,28 +364,42 @@ async function main(): Promise<void> {
   ];
   console.log(header.join('\n'));
   const rows: Row[] = [];
+  const lines: string[] = [];
+  const out = path.join(__dirname, 'results', `${resultsName()}.md`);
+  // Written after every row: a row that fails (a worker too loaded to place its waiters) is a line of
+  // the table too, and the rows before it are kept.
+  const write = () => {
+    fs.writeFileSync(out, [...header, ...lines, ''].join('\n'));
+    writeCharts(rows);
+  };
   try {
     const plan =
       options.rows ?? options.keys.flatMap((keys) => options.waiters.map((waiters) => ({ keys, waiters })));
     for (const { keys, waiters } of plan) {
-      const row = await measure(client, bundlePath, workerScript, keys, waiters);
-      rows.push(row);
-      console.log(formatRow(row));
-      console.log(`    calls by method: ${JSON.stringify(row.byMethod)}`);
+      try {
+        const row = await measure(client, bundlePath, workerScript, keys, waiters);
+        rows.push(row);
+        lines.push(formatRow(row));
+        console.log(formatRow(row));
+        console.log(`    calls by method: ${JSON.stringify(row.byMethod)}`);
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        lines.push(`| ${waiters} | ${keys} | failed: ${reason} | | | | | | | |`);
+        console.log(lines.at(-1));
+      }
+      write();
     }
   } finally {
     await client.connection.close();
   }
-  const out = path.join(__dirname, 'results', `${resultsName()}.md`);
-  fs.writeFileSync(out, [...header, ...rows.map(formatRow), ''].join('\n'));
   console.log(`written to ${path.relative(process.cwd(), out)}`);
-  writeCharts(rows);
 }
 
 const resultsName = (): string => options.out ?? `scale-${options.backend}`;
 
 /** Worker CPU, server CPU (cores) and worker RSS (GiB) against waiters, a line per key count. */
 function writeCharts(rows: Row[]): void {
+  if (!rows.some((r) => r.waiters > 0)) return;
   const byKeys = [...new Set(rows.map((r) => r.keys))];
   const charted = (pick: (r: Row) => number, label: string) =>
     byKeys.map((keys) => ({
@@ -396,7 +428,6 @@ function writeCharts(rows: Row[]): void {
   };
   for (const [name, svg] of Object.entries(files))
     fs.writeFileSync(path.join(__dirname, 'results', name), svg);
-  console.log(`charts: ${Object.keys(files).join(', ')}`);
 }
 
 main().catch((error: unknown) => {

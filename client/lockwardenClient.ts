@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   type Client,
   TimeoutFailure,
+  type WorkflowHandle,
   WorkflowFailedError,
   WorkflowIdConflictPolicy,
   WorkflowIdReusePolicy,
@@ -142,6 +143,23 @@ export async function withLease<T>(
   }
 }
 
+/**
+ * Sends `update` to a session's latest run; when that run has closed (an update cannot reach it),
+ * answers with the session's outcome instead. A session that never existed, failed or was terminated
+ * throws as its result does.
+ */
+async function unlessEnded<T>(
+  handle: WorkflowHandle<typeof acquireLock>,
+  update: () => Promise<T>,
+): Promise<T | { status: 'ended-before-asked'; outcome: SessionOutcome }> {
+  try {
+    return await update();
+  } catch (error) {
+    if (!(error instanceof WorkflowNotFoundError)) throw error;
+    return { status: 'ended-before-asked', outcome: await handle.result() };
+  }
+}
+
 /** How many runs a call follows when the session keeps continuing as new under it. */
 const MAX_RUNS_FOLLOWED = 100;
 
@@ -154,13 +172,8 @@ const MAX_RUNS_FOLLOWED = 100;
 export async function awaitLeaseOf(client: Client, workflowId: string): Promise<SessionNews> {
   const handle = client.workflow.getHandle<typeof acquireLock>(workflowId); // no run id: the latest run
   for (let run = 0; run < MAX_RUNS_FOLLOWED; run++) {
-    let answer;
-    try {
-      answer = await handle.executeUpdate(awaitLease);
-    } catch (error) {
-      if (!(error instanceof WorkflowNotFoundError)) throw error;
-      return { status: 'ended', outcome: await handle.result() };
-    }
+    const answer = await unlessEnded(handle, () => handle.executeUpdate(awaitLease));
+    if (answer.status === 'ended-before-asked') return { status: 'ended', outcome: answer.outcome };
     if (answer.status !== 'continued-as-new') return answer;
   }
   throw new Error(`session ${workflowId} continued as new ${MAX_RUNS_FOLLOWED} times while awaited`);
@@ -173,16 +186,9 @@ export async function release(client: Client, lease: Pick<Lease, 'key' | 'holder
     acquisitionWorkflowId(owner.key, owner.holder),
   );
   for (let run = 0; run < MAX_RUNS_FOLLOWED; run++) {
-    let answer;
-    try {
-      answer = await handle.executeUpdate(releaseLease, { args: [owner] });
-    } catch (error) {
-      // A session that ended (its lease lost, or released already) holds nothing to release; one
-      // that never existed, failed or was terminated throws as its result does.
-      if (!(error instanceof WorkflowNotFoundError)) throw error;
-      await handle.result();
-      return { ok: false, reason: 'not-holding' };
-    }
+    const answer = await unlessEnded(handle, () => handle.executeUpdate(releaseLease, { args: [owner] }));
+    // A session that ended (its lease lost, or released already) holds nothing to release.
+    if ('status' in answer) return { ok: false, reason: 'not-holding' };
     if (answer.ok || answer.reason !== 'continued-as-new') return answer;
   }
   throw new Error(`session of ${owner.holder} on ${owner.key} continued as new ${MAX_RUNS_FOLLOWED} times`);

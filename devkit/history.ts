@@ -21,6 +21,18 @@ export function activitySummaries(history: temporal.api.history.v1.IHistory): st
     .map((e) => decodeJsonPayload(e.userMetadata?.summary?.data));
 }
 
+/** The marker with which the SDK records a `patched()` branch a run took. */
+const PATCH_MARKER = 'core_patch';
+
+/** The ids of the patches a workflow run took, in order (a patch marker carries its id in JSON). */
+export function patchIds(history: temporal.api.history.v1.IHistory): string[] {
+  return (history.events ?? [])
+    .map((e) => e.markerRecordedEventAttributes)
+    .filter((m) => m?.markerName === PATCH_MARKER)
+    .flatMap((m) => Object.values(m!.details ?? {}).flatMap((p) => p.payloads ?? []))
+    .map((payload) => (JSON.parse(Buffer.from(payload.data ?? []).toString('utf8')) as { id: string }).id);
+}
+
 function decodeJsonPayload(data: Uint8Array | null | undefined): string {
   return data ? (JSON.parse(Buffer.from(data).toString('utf8')) as string) : '';
 }

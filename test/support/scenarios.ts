@@ -17,7 +17,7 @@ import type { Lease } from '../../policy/lockSchemas';
 import { resolveEscalationSignal } from '../../temporal/messages';
 import { SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
 import type { FakeAnswer, FakeMessagesApi } from '../../devkit/fakeMessagesApi';
-import { activitySummaries, timerSummaries } from '../../devkit/history';
+import { activitySummaries, patchIds, timerSummaries } from '../../devkit/history';
 import { waitFor } from './waitFor';
 import { NO_EVIDENCE } from '../../policy/postmortem/patchEvidence';
 import { buildTimeline } from '../../policy/postmortem/timeline';
@@ -73,6 +73,13 @@ async function releaseHeld(client: Client, workflowId: string) {
   return release(client, (await stateOf(client, workflowId)).lease!);
 }
 
+/** The renewals a session's history shows (activity tasks or local-activity markers). */
+const renewalsIn = (history: temporal.api.history.v1.IHistory): number =>
+  activitySummaries(history).filter((s) => s.startsWith('renew')).length;
+
+const renewedTwice = (client: Client, workflowId: string) =>
+  waitFor('two renewals', async () => renewalsIn(await historyOf(client, workflowId)) >= 2);
+
 const modelDecision = (patch: Record<string, unknown>): FakeAnswer => ({
   kind: 'tool',
   input: {
@@ -101,12 +108,7 @@ export const fastPathHoldRelease = {
     const holding = await stateOf(client, session.workflowId);
     const description = await client.workflow.getHandle(session.workflowId).describe();
     const serviceHolder = (await locks.inspect(key)).holder;
-    await waitFor(
-      'two renewals',
-      async () =>
-        activitySummaries(await historyOf(client, session.workflowId)).filter((s) => s.startsWith('renew'))
-          .length >= 2,
-    );
+    await renewedTwice(client, session.workflowId);
     const released = await release(client, lease);
     const outcome = await session.result();
     return {
@@ -136,26 +138,16 @@ export const renewedInWorkflowTask = {
       { key, requester: 'replica-a', ttlMs: 900 },
       { taskQueue },
     );
-    await waitFor(
-      'two renewals',
-      async () =>
-        activitySummaries(await historyOf(client, session.workflowId)).filter((s) => s.startsWith('renew'))
-          .length >= 2,
-    );
+    await renewedTwice(client, session.workflowId);
     await release(client, lease);
     const outcome = await session.result();
-    const events = (await historyOf(client, session.workflowId)).events ?? [];
+    const history = await historyOf(client, session.workflowId);
     return {
       histories: { 'session-renewed-in-workflow-task': session.workflowId },
       outcome,
-      renewals: activitySummaries({ events }).filter((s) => s.startsWith('renew')).length,
-      activityTasks: events.filter((e) => e.activityTaskScheduledEventAttributes).length,
-      // A patch marker's details carry its id in a JSON payload.
-      patches: events
-        .map((e) => e.markerRecordedEventAttributes)
-        .filter((m) => m?.markerName === 'core_patch')
-        .flatMap((m) => Object.values(m!.details ?? {}).flatMap((p) => p.payloads ?? []))
-        .map((payload) => Buffer.from(payload.data ?? []).toString('utf8')),
+      renewals: renewalsIn(history),
+      activityTasks: (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes).length,
+      patches: patchIds(history),
     };
   },
 } satisfies Scenario;

@@ -5,6 +5,7 @@ import { type EscalationStore, FileEscalationStore } from './escalationStore';
 import { createLockActivities, type LockActivityDeps } from './lockActivities';
 import { createMetrics, type Metrics } from './metrics';
 import { createOnCallActivities, DEFAULT_ONCALL, type OnCallConfig } from './oncallActivities';
+import { createRequestActivities } from './requestActivities';
 
 /** Everything the activities depend on; the worker builds it once, tests build it with real servers. */
 export interface ActivityDeps extends LockActivityDeps {
@@ -21,6 +22,7 @@ export interface ActivityDeps extends LockActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   const metrics = deps.metrics ?? createMetrics();
   return {
+    ...createRequestActivities(),
     ...createLockActivities({ ...deps, metrics }),
     ...createDecisionActivities({ decider: deps.decider ?? null, log: deps.log, metrics }),
     ...createBriefingActivities({ drafter: deps.drafter ?? null, log: deps.log }),

@@ -28,12 +28,12 @@ import type { LockStatus } from '../policy/lockStatus';
 import {
   type OperatorDecision,
   type OperatorDecisionInput,
-  operatorDecisionSchema,
   type ReleaseAnswer,
   type SessionNews,
   type SessionOutcome,
   type SessionState,
 } from '../policy/session';
+import { operatorDecisionSchema } from '../policy/operatorAnswer';
 import { awaitLease, releaseLease, resolveEscalation, sessionState } from '../temporal/messages';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 import type { acquireLock, lockStatus, releaseLock } from '../workflows';

@@ -1,6 +1,6 @@
 import { decorrelatedJitter } from './backoff';
 import { LATENCY_FLOOR_MS } from './constants';
-import type { DecisionContext, RetryDecision } from './retryDecision';
+import type { DecisionContext, DecisionProvider, FallbackCause, RetryDecision } from './retryDecision';
 import { cycleThrough } from './waitForGraph';
 
 /** Reviewed knobs of the deterministic policy (from the session's budget, never from a model). */
@@ -170,5 +170,44 @@ function escalate(
     deadlock_detected: deadlock,
     escalation_reason: reason,
     explanation,
+  };
+}
+
+/** A decision with its provenance, as the decision activity returns it and the workflow records it. */
+export interface DecisionRecord {
+  decision: RetryDecision;
+  provider: DecisionProvider;
+  model: string | null;
+  repaired: boolean;
+  fallbackCause: FallbackCause | null;
+  /** The validation or API error behind a fallback, for the log; never model text. */
+  fallbackDetail: string | null;
+}
+
+/** What the deterministic policy needs to answer: the context, its tuning and one seeded sample. */
+export interface PolicyInput {
+  context: DecisionContext;
+  tuning: PolicyTuning;
+  /** A number in [0, 1) drawn by the workflow's deterministic random, for the policy's jitter. */
+  jitterSample: number;
+}
+
+/**
+ * The policy's answer as a decision record: the one way a policy decision is made, whether the
+ * decision activity answers without a model or the workflow answers after the activity failed for good.
+ */
+export function policyRecord(
+  { context, tuning, jitterSample }: PolicyInput,
+  fallbackCause: FallbackCause,
+  fallbackDetail: string | null = null,
+  model: string | null = null,
+): DecisionRecord {
+  return {
+    decision: decideByPolicy(context, tuning, () => jitterSample),
+    provider: 'policy',
+    model,
+    repaired: false,
+    fallbackCause,
+    fallbackDetail,
   };
 }

@@ -1,6 +1,27 @@
 import { z } from 'zod';
 import { describeIssues, InvalidLockRequestError } from './errors';
 import { credentialLookalike, identifierProblem } from './identifiers';
+import {
+  ABSOLUTE_MAX_TTL_MS,
+  DEFAULT_QUEUE_TICKET_MS,
+  DENIAL_CODES,
+  type DenialCode,
+  FAIRNESS_POLICIES,
+  MAX_QUEUE_TICKET_MS,
+} from './lockTerms';
+
+// The plain constants these schemas are built from live in lockTerms.ts, which workflow code imports
+// without zod; they are re-exported here for the edges.
+export {
+  ABSOLUTE_MAX_TTL_MS,
+  DEFAULT_QUEUE_TICKET_MS,
+  DENIAL_CODES,
+  type DenialCode,
+  denial,
+  FAIRNESS_POLICIES,
+  MAX_QUEUE_TICKET_MS,
+  SESSION_QUEUE_TICKET_MS,
+} from './lockTerms';
 
 // Names are identifiers (see identifiers.ts): no control, bidi or invisible characters, no lone
 // surrogates, no whitespace at either end.
@@ -31,9 +52,6 @@ export const fencingTokenSchema = z
   .string()
   .regex(/^[1-9][0-9]{0,30}$/, 'must be a positive decimal integer');
 
-/** Hard ceiling on any lease TTL; each lock service may configure a lower maximum. */
-export const ABSOLUTE_MAX_TTL_MS = 24 * 60 * 60 * 1000;
-
 /** A lease TTL in milliseconds. */
 export const ttlMsSchema = z
   .number({ error: 'must be a number of milliseconds' })
@@ -51,19 +69,6 @@ export const leaseSchema = z.strictObject({
 });
 export type Lease = z.infer<typeof leaseSchema>;
 
-/**
- * Why the service said no. A closed set: each maps to the failure reason the retry decision reads.
- * QUEUED and STALE_TOKEN are produced once the waiter queue and renewal land in the contract.
- */
-export const DENIAL_CODES = {
-  HELD: 'lock held by another client',
-  QUEUED: 'queued behind another waiter',
-  EXPIRED_DURING_ACQUISITION: 'lease expired during acquisition',
-  UNAVAILABLE: 'lock service unavailable',
-  STALE_TOKEN: 'fencing token is no longer current',
-  INVALID_REQUEST: 'request rejected as invalid',
-} as const;
-export type DenialCode = keyof typeof DENIAL_CODES;
 export const denialCodeSchema = z.enum(Object.keys(DENIAL_CODES) as [DenialCode, ...DenialCode[]]);
 
 /** A refused acquisition, with what the service saw at that moment on its own clock. */
@@ -103,27 +108,9 @@ export type FencedActionResult =
   | { ok: true; serviceTime: number; leaseUntil?: number }
   | { ok: false; reason: 'not-holder' | 'stale-token' | 'expired'; serviceTime: number };
 
-/**
- * How a key's waiters are ordered. FIFO: by arrival. priority-based: higher priority first, then by
- * arrival. no-starvation-guarantee: no ticket is taken and a free lock goes to whoever asks first.
- */
-export const FAIRNESS_POLICIES = ['FIFO', 'priority-based', 'no-starvation-guarantee'] as const;
+/** How a key's waiters are ordered (see FAIRNESS_POLICIES). */
 export const fairnessSchema = z.enum(FAIRNESS_POLICIES);
 export type Fairness = z.infer<typeof fairnessSchema>;
-
-/** Longest a waiter's queue ticket lives without the waiter asking again. */
-export const MAX_QUEUE_TICKET_MS = 2 * 60 * 60 * 1000;
-
-/** How long the lock service keeps a waiter's place unless asked for another span. */
-export const DEFAULT_QUEUE_TICKET_MS = 30_000;
-
-/**
- * The span a session asks for its place. A parked waiter is woken by what can end its wait (a
- * release, a grant ahead of it, its budget, an operator, a deadlock notice), not by its ticket: the
- * ticket is long so that a waiter behind a healthy holder wakes twice an hour at most. A waiter whose
- * session is gone without leaving is skipped by the hand-off, so a long ticket blocks no one.
- */
-export const SESSION_QUEUE_TICKET_MS = 60 * 60 * 1000;
 
 /** A request to the lock service's fast path. */
 export const tryAcquireRequestSchema = z.strictObject({
@@ -161,11 +148,6 @@ export const fencedTargetSchema = fencedTargetFields.transform(({ key, holder, t
   token,
 }));
 export type FencedTarget = z.output<typeof fencedTargetSchema>;
-
-/** Builds a denial whose reason is the one its code maps to. */
-export function denial(code: DenialCode, seen: Omit<Denial, 'code' | 'reason'>): Denial {
-  return { code, reason: DENIAL_CODES[code], ...seen };
-}
 
 /** Parses `input` with `schema`, or throws an {@link InvalidLockRequestError} naming every bad field. */
 export function parseOrThrow<T extends z.ZodType>(schema: T, input: unknown, what: string): z.infer<T> {

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { denialCodeSchema, fairnessSchema } from './lockSchemas';
-import { decideByPolicy, type PolicyTuning } from './decisionPolicy';
 
 /**
  * What the decision maker (model or deterministic policy) is told about a failed acquisition. It has
@@ -83,41 +82,5 @@ export const FALLBACK_CAUSES = [
 ] as const;
 export type FallbackCause = (typeof FALLBACK_CAUSES)[number];
 
-/** A decision with its provenance, as the decision activity returns it and the workflow records it. */
-export interface DecisionRecord {
-  decision: RetryDecision;
-  provider: DecisionProvider;
-  model: string | null;
-  repaired: boolean;
-  fallbackCause: FallbackCause | null;
-  /** The validation or API error behind a fallback, for the log; never model text. */
-  fallbackDetail: string | null;
-}
-
-/** What the deterministic policy needs to answer: the context, its tuning and one seeded sample. */
-export interface PolicyInput {
-  context: DecisionContext;
-  tuning: PolicyTuning;
-  /** A number in [0, 1) drawn by the workflow's deterministic random, for the policy's jitter. */
-  jitterSample: number;
-}
-
-/**
- * The policy's answer as a decision record: the one way a policy decision is made, whether the
- * decision activity answers without a model or the workflow answers after the activity failed for good.
- */
-export function policyRecord(
-  { context, tuning, jitterSample }: PolicyInput,
-  fallbackCause: FallbackCause,
-  fallbackDetail: string | null = null,
-  model: string | null = null,
-): DecisionRecord {
-  return {
-    decision: decideByPolicy(context, tuning, () => jitterSample),
-    provider: 'policy',
-    model,
-    repaired: false,
-    fallbackCause,
-    fallbackDetail,
-  };
-}
+export type { DecisionRecord, PolicyInput } from './decisionPolicy';
+export { policyRecord } from './decisionPolicy';

@@ -1,30 +1,12 @@
-import { z } from 'zod';
-import { describeIssues } from './errors';
 import type { Denial, FencedActionResult, Lease } from './lockSchemas';
+import type { OperatorDecision } from './operatorAnswer';
 import type { WaitForEdge } from './waitForGraph';
 
-/** An operator's answer to an escalation: retry with more budget, or abandon. */
-export const operatorDecisionSchema = z.discriminatedUnion('action', [
-  z.strictObject({
-    action: z.literal('retry'),
-    extraRetries: z.number().int().min(1).max(1_000).default(5),
-    extraWaitMs: z
-      .number()
-      .int()
-      .min(1_000)
-      .max(24 * 60 * 60 * 1000)
-      .default(60_000),
-    operator: z.string().min(1).max(200),
-    reason: z.string().min(1).max(1_000),
-  }),
-  z.strictObject({
-    action: z.literal('abandon'),
-    operator: z.string().min(1).max(200),
-    reason: z.string().min(1).max(1_000),
-  }),
-]);
-export type OperatorDecision = z.output<typeof operatorDecisionSchema>;
-export type OperatorDecisionInput = z.input<typeof operatorDecisionSchema>;
+// A session's phases, state and answers. Workflow code imports this module on every session's start,
+// so it holds no zod schema (the SDK evaluates a workflow's modules for each workflow it loads, and
+// zod's cost most: bench/workflowLoadCost.ts). The operator's answer is checked in operatorAnswer.ts.
+
+export type { OperatorDecision, OperatorDecisionInput } from './operatorAnswer';
 
 /** The phases of a session, in its `state` query and its `LockState` search attribute. */
 export const SESSION_PHASES = [
@@ -112,18 +94,29 @@ export type SessionNews = Exclude<LeaseAnswer, { status: 'continued-as-new' }>;
 export type ReleaseAnswer = FencedActionResult | { ok: false; reason: 'not-holding' | 'continued-as-new' };
 
 /** Who a caller acting on a session's lease says it is: the key and holder of the lease it means. */
-export const leaseOwnerSchema = z.strictObject({ key: z.string(), holder: z.string() });
-export type LeaseOwner = z.infer<typeof leaseOwnerSchema>;
+export interface LeaseOwner {
+  key: string;
+  holder: string;
+}
 
 /**
  * Why a caller may not act on this session's lease (it names another key or holder, or is not of
- * the documented shape), or null when it names this session's own.
+ * the documented shape), or null when it names this session's own. Checked by hand rather than with
+ * a zod schema: it runs in every release's update validator, inside the workflow (see above).
  */
 export function leaseOwnerProblem(input: unknown, key: string, requester: string): string | null {
-  const parsed = leaseOwnerSchema.safeParse(input);
-  if (!parsed.success) return describeIssues(parsed.error).join('; ');
-  if (parsed.data.key !== key || parsed.data.holder !== requester)
-    return `this session is ${JSON.stringify(requester)} on ${JSON.stringify(key)}, not ${JSON.stringify(parsed.data.holder)} on ${JSON.stringify(parsed.data.key)}`;
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    return '(input): must be an object { key, holder }';
+  const fields = input as Record<string, unknown>;
+  const problems = (['key', 'holder'] as const)
+    .filter((name) => typeof fields[name] !== 'string')
+    .map((name) => `${name}: must be a string`);
+  const unknownFields = Object.keys(fields).filter((name) => name !== 'key' && name !== 'holder');
+  if (unknownFields.length) problems.push(`(input): unknown field(s) ${unknownFields.join(', ')}`);
+  if (problems.length) return problems.join('; ');
+  const owner = fields as unknown as LeaseOwner;
+  if (owner.key !== key || owner.holder !== requester)
+    return `this session is ${JSON.stringify(requester)} on ${JSON.stringify(key)}, not ${JSON.stringify(owner.holder)} on ${JSON.stringify(owner.key)}`;
   return null;
 }
 
@@ -135,24 +128,4 @@ export interface DeadlockNotice {
   escalator: string;
   /** The cycle's edges in order; absent from a notice a 0.1.0 session sent. */
   edges?: WaitForEdge[];
-}
-
-/** An operator's answer, checked against the session it is sent to: usable, or why not. */
-export type OperatorAnswerCheck = { ok: true; answer: OperatorDecision } | { ok: false; problem: string };
-
-/**
- * Checks an operator's answer before a session acts on it: only a session waiting for an operator
- * takes one, once, and only an answer of the documented shape.
- */
-export function checkOperatorAnswer(
-  input: unknown,
-  phase: SessionPhase,
-  alreadyAnswered: boolean,
-): OperatorAnswerCheck {
-  if (phase !== 'escalated')
-    return { ok: false, problem: `the session is ${phase}, not waiting for an operator` };
-  if (alreadyAnswered) return { ok: false, problem: 'the escalation has been answered already' };
-  const parsed = operatorDecisionSchema.safeParse(input);
-  if (!parsed.success) return { ok: false, problem: describeIssues(parsed.error).join('; ') };
-  return { ok: true, answer: parsed.data };
 }

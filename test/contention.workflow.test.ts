@@ -263,7 +263,8 @@ describe('waiting under contention', () => {
     // The cut-short ask left no decision, and the waiter never parked.
     expect(seen.decisions).toEqual([]);
     expect(seen.timerSummaries.filter((s) => s.startsWith('parked'))).toEqual([]);
-    expect(seen.activitySummaries.slice(0, 3)).toEqual([
+    expect(seen.activitySummaries.slice(0, 4)).toEqual([
+      'check the request',
       'fast path, attempt 1',
       'retry decision, attempt 1',
       'fast path, attempt 2',

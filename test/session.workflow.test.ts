@@ -173,6 +173,7 @@ describe('acquisition sessions on the dev server', () => {
       escalation: { resolution: 'acquired' },
     });
     expect(seen.activitySummaries).toEqual([
+      'check the request',
       'fast path, attempt 1',
       'retry decision, attempt 1',
       'page on-call: budget spent (max-retries)',
@@ -219,6 +220,7 @@ describe('acquisition sessions on the dev server', () => {
       'wait for operator, up to 1000 ms',
     ]);
     expect(seen.activitySummaries).toEqual([
+      'check the request',
       'fast path, attempt 1',
       'retry decision, attempt 1',
       'fast path, attempt 2',

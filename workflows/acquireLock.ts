@@ -1,13 +1,13 @@
 import { CancellationScope, continueAsNew, isCancellation } from '@temporalio/workflow';
-import { type AcquireRequestInput, parseAcquireRequest } from '../policy/acquireRequest';
+import type { AcquireRequestInput } from '../policy/acquireRequest';
 import type { SessionOutcome } from '../policy/session';
-import { nonRetryableOnBadInput } from '../temporal/failures';
 import { acquireUntilHeld, type Acquisition } from './session/acquirePhase';
+import { checkedRequest } from './session/checkedRequest';
 import { leaveQueue } from './session/fastPath';
 import { holdUntilReleased } from './session/holdPhase';
 import { LockSession, type PhaseEnd } from './session/lockSession';
 import { sessionMetrics } from './session/metricsSink';
-import { installSessionHandlers } from './session/sessionHandlers';
+import { installSessionHandlers, SessionSlot } from './session/sessionHandlers';
 
 /**
  * One acquisition session, as callers meet it: it acquires the lease (fast path, retry decisions
@@ -16,9 +16,9 @@ import { installSessionHandlers } from './session/sessionHandlers';
  * alone ends a run, by returning the outcome or by continuing as new.
  */
 export async function acquireLock(input: AcquireRequestInput): Promise<SessionOutcome> {
-  const request = await nonRetryableOnBadInput(() => parseAcquireRequest(input));
-  const session = new LockSession(request);
-  installSessionHandlers(session);
+  const slot = new SessionSlot();
+  installSessionHandlers(slot);
+  const session = slot.open(new LockSession(await checkedRequest(input)));
   const resumed = session.resumedLease;
   const acquired: Acquisition = resumed ? { kind: 'held', lease: resumed } : await acquireOrLeave(session);
   if (!resumed && acquired.kind !== 'continued') {
@@ -29,7 +29,11 @@ export async function acquireLock(input: AcquireRequestInput): Promise<SessionOu
     acquired.kind === 'held' ? await holdUntilReleased(session, acquired.lease) : acquired;
   if (end.kind === 'ended') return session.finish(end.outcome);
   await session.handOverToNextRun();
-  return continueAsNew<typeof acquireLock>({ ...request, budget: session.budget, resume: end.resume });
+  return continueAsNew<typeof acquireLock>({
+    ...session.request,
+    budget: session.budget,
+    resume: end.resume,
+  });
 }
 
 // A session cancelled while it waits gives its place up on the way out: a ticket outlives a waiter

@@ -1,6 +1,19 @@
+import type { BriefingFacts } from '../policy/postmortem/briefing';
+import type { BriefingResult } from './postmortemBriefing';
+
 // The workflow bundle's entry point: every workflow the worker registers.
 export { acquireLock } from './acquireLock';
 export { releaseLock } from './releaseLock';
 export { lockStatus } from './lockStatus';
 export { holdLockFor } from './withLock';
-export { postmortemBriefing } from './postmortemBriefing';
+
+/**
+ * Writes a post-mortem briefing (see ./postmortemBriefing). Its module, with the briefing validator's
+ * zod schemas, is loaded when a briefing is drafted: this entry is evaluated for every workflow the
+ * worker loads (bench/workflowLoadCost.ts), and sessions never need it.
+ */
+export async function postmortemBriefing(facts: BriefingFacts): Promise<BriefingResult> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const lane = require('./postmortemBriefing') as typeof import('./postmortemBriefing');
+  return lane.postmortemBriefing(facts);
+}

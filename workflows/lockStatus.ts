@@ -1,4 +1,3 @@
-import { lockKeySchema, parseOrThrow } from '../policy/lockSchemas';
 import type { LockStatus } from '../policy/lockStatus';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import { lockCalls } from './lockCalls';
@@ -9,8 +8,16 @@ import { lockCalls } from './lockCalls';
  * credentials.
  */
 export async function lockStatus(key: string): Promise<LockStatus> {
-  const checked = await nonRetryableOnBadInput(() => parseOrThrow(lockKeySchema, key, 'lock key'));
+  const checked = await nonRetryableOnBadInput(() => loadKeyCheck()(key));
   return lockCalls.inspectLock.executeWithOptions({ summary: `read ${checked} on the lock service` }, [
     checked,
   ]);
+}
+
+// The key's schema is loaded by the status read alone, not by every session the worker loads (the
+// workflow bundle's modules are evaluated per workflow; see bench/workflowLoadCost.ts).
+function loadKeyCheck(): (key: unknown) => string {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const schemas = require('../policy/lockSchemas') as typeof import('../policy/lockSchemas');
+  return (key) => schemas.parseOrThrow(schemas.lockKeySchema, key, 'lock key');
 }

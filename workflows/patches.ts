@@ -11,3 +11,12 @@
  * takes over) keep doing so.
  */
 export const RENEWAL_IN_WORKFLOW_TASK = 'renewal-in-workflow-task';
+
+/**
+ * The session's request is checked (zod, defaults filled in) by the `checkAcquireRequest` local
+ * activity in the first workflow task, not by workflow code: with zod out of the workflow bundle, a
+ * session costs the worker about 1 ms and 0.15 MiB to load instead of 10 ms and 1.2 MiB
+ * (bench/workflowLoadCost.ts), which is what starting, evicting and waking thousands of waiters pays.
+ * Runs that parsed the request in the workflow keep doing so on replay.
+ */
+export const REQUEST_CHECKED_IN_ACTIVITY = 'request-checked-in-activity';

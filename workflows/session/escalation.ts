@@ -1,7 +1,8 @@
 import { condition, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { EscalationNotice } from '../../activities/escalationStore';
-import { SESSION_QUEUE_TICKET_MS, type Denial } from '../../policy/lockSchemas';
+import type { Denial } from '../../policy/lockSchemas';
+import { SESSION_QUEUE_TICKET_MS } from '../../policy/lockTerms';
 import type { SessionOutcome } from '../../policy/session';
 import { untrustedText } from '../../policy/untrustedText';
 import type { WaitForEdge } from '../../policy/waitForGraph';

@@ -1,6 +1,6 @@
 import { log } from '@temporalio/workflow';
 import type { SessionAttempt } from '../../activities/lockActivities';
-import { denial, SESSION_QUEUE_TICKET_MS } from '../../policy/lockSchemas';
+import { denial, SESSION_QUEUE_TICKET_MS } from '../../policy/lockTerms';
 import { handoffCalls, lockCalls, lockServiceUnreachable } from '../lockCalls';
 import type { LockSession } from './lockSession';
 import { sessionMetrics } from './metricsSink';

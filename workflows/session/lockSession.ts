@@ -14,8 +14,8 @@ import { FAILURE_TYPES } from '../../policy/errors';
 import type { GuardedStep, RetryProgress } from '../../policy/guardrails';
 import type { Denial, Lease } from '../../policy/lockSchemas';
 import type { DecisionRecord } from '../../policy/retryDecision';
+import type { checkOperatorAnswer as CheckOperatorAnswer } from '../../policy/operatorAnswer';
 import {
-  checkOperatorAnswer,
   type DeadlockNotice,
   type LeaseAnswer,
   leaseOwnerProblem,
@@ -429,6 +429,18 @@ export class LockSession {
   }
 
   private checkAnswer(answer: unknown) {
-    return checkOperatorAnswer(answer, this.current.phase, this.operatorAnswer !== undefined);
+    return loadOperatorAnswerCheck()(answer, this.current.phase, this.operatorAnswer !== undefined);
   }
+}
+
+/**
+ * The operator-answer check, loaded when an answer arrives rather than when a session starts: its
+ * zod schema is the one zod a session needs, and evaluating zod costs each workflow the worker loads
+ * about 9 ms and 1 MiB (bench/workflowLoadCost.ts). The bundler keeps `require` synchronous, as a
+ * validator must be.
+ */
+function loadOperatorAnswerCheck(): typeof CheckOperatorAnswer {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const loaded = require('../../policy/operatorAnswer') as typeof import('../../policy/operatorAnswer');
+  return loaded.checkOperatorAnswer;
 }

@@ -1,0 +1,31 @@
+import { ActivityFailure, ApplicationFailure, patched } from '@temporalio/workflow';
+import type { AcquireRequest } from '../../policy/acquireRequest';
+import { nonRetryableOnBadInput } from '../../temporal/failures';
+import { handoffCalls } from '../lockCalls';
+import { REQUEST_CHECKED_IN_ACTIVITY } from '../patches';
+
+/**
+ * The session's request, checked and with its defaults filled in, or a non-retryable
+ * InvalidLockRequest failure that names each bad field (the session then fails before any lock call).
+ * The check runs in a local activity, in the first workflow task: see REQUEST_CHECKED_IN_ACTIVITY.
+ */
+export async function checkedRequest(input: unknown): Promise<AcquireRequest> {
+  if (!patched(REQUEST_CHECKED_IN_ACTIVITY)) return nonRetryableOnBadInput(() => loadRequestParser()(input));
+  try {
+    return await handoffCalls.checkAcquireRequest.executeWithOptions({ summary: 'check the request' }, [
+      input,
+    ]);
+  } catch (error) {
+    // The session fails with the check's own typed failure, as it did when the workflow parsed.
+    const cause = error instanceof ActivityFailure ? error.cause : error;
+    if (cause instanceof ApplicationFailure && cause.nonRetryable) throw cause;
+    throw error;
+  }
+}
+
+// Runs recorded before the patch parsed the request in workflow code; only their replays load zod.
+function loadRequestParser(): (input: unknown) => AcquireRequest {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const loaded = require('../../policy/acquireRequest') as typeof import('../../policy/acquireRequest');
+  return loaded.parseAcquireRequest;
+}

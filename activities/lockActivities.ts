@@ -1,13 +1,12 @@
-import { ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import type { LockService } from '../locks/lockService';
+import { type KeepPlan, type KeeperEnd, keepLease, LeaseKeepers } from './leaseKeeper';
+import { gateLeaseAction, logLeaseAction, renewFenced, type RenewalResult } from './leaseActions';
 import type { Metrics } from './metrics';
 import type { ReleaseNotice } from '../temporal/messages';
 import type { SessionWaker } from './sessionSignals';
 import { type WaitForEdge, waitForEdges } from '../policy/waitForGraph';
-import { admitLeaseAction } from '../policy/denyGate';
 import { LEASE_WATCHERS } from '../policy/waiting';
-import { FAILURE_TYPES } from '../policy/errors';
 import { type LockStatus, toLockStatus } from '../policy/lockStatus';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import type {
@@ -19,11 +18,16 @@ import type {
   WaiterRef,
 } from '../policy/lockSchemas';
 
+/**
+ * Who releases: the holding session itself (its lease keeper, if in this process, is quieted first),
+ * or an operator's fenced release (the keeper's next renewal finds the lease gone and ends the hold).
+ */
+export type ReleasedBy = 'session' | 'operator';
+
 /** A fast-path answer with the wait-for edges around a denial, for the session's deadlock check. */
 export type SessionAttempt = AcquireAttempt & { waitForEdges?: WaitForEdge[] };
 
-/** The renewal check's answer: renewed until a new deadline, or why the lease is lost. */
-export type RenewalResult = { ok: true; leaseUntil: number } | { ok: false; reason: string };
+export type { RenewalResult } from './leaseActions';
 
 /** The holder a session saw at its last denial, so the fast path can skip an unchanged wait-for read. */
 export interface SeenHolder {
@@ -38,13 +42,21 @@ export interface LockActivityDeps {
   waker: SessionWaker;
   /** Counts renewals and lost leases; absent, nothing is counted. */
   metrics?: Metrics;
+  /** This process's lease keepers (see keepLease); absent, the activities keep a list of their own. */
+  keepers?: LeaseKeepers;
 }
 
 /**
  * The activities that talk to the lock service. They are the only path by which a lease is granted,
  * renewed or released, and they never see model text.
  */
-export function createLockActivities({ locks, log, waker, metrics }: LockActivityDeps) {
+export function createLockActivities({
+  locks,
+  log,
+  waker,
+  metrics,
+  keepers = new LeaseKeepers(),
+}: LockActivityDeps) {
   return {
     /**
      * One fast-path attempt at the lock service. A denial also reports the wait-for edges, unless the
@@ -53,32 +65,18 @@ export function createLockActivities({ locks, log, waker, metrics }: LockActivit
     tryAcquireLock: (request: TryAcquireRequest, seen?: SeenHolder) => tryAcquireLock(request, seen),
 
     /**
-     * The hold's renewal: a fenced renew at the lock service, which extends the lease only while the
-     * service still holds the token it issued at acquisition. Never renews with any other token. A
-     * refusal reads the key back to say what the service holds now (one call a renewal otherwise).
+     * The hold's renewal, made by the workflow (sessions before the lease keeper: see keepLease): one
+     * fenced renew (see renewFenced); a refusal is a lost lease.
      */
     async renewLease(lease: Lease): Promise<RenewalResult> {
-      gate('renew', lease.token);
-      const renewed = await nonRetryableOnBadInput(() =>
-        locks.renew({ key: lease.key, holder: lease.holder, token: lease.token }),
-      );
-      let result: RenewalResult;
-      if (renewed.ok) result = { ok: true, leaseUntil: renewed.leaseUntil ?? renewed.serviceTime };
-      else {
-        const current = await locks.inspect(lease.key);
-        if (current.holder === null) result = { ok: false, reason: 'the lease expired' };
-        else if (current.holder !== lease.holder || current.token !== lease.token)
-          result = {
-            ok: false,
-            reason: `the service now holds token ${current.token ?? 'none'} for ${current.holder}, not token ${lease.token}`,
-          };
-        else result = { ok: false, reason: `renewal refused: ${renewed.reason}` };
-      }
-      logLeaseAction(log, locks.backend, 'renew', lease, result);
-      metrics?.renewals.inc({ result: result.ok ? 'ok' : 'refused' });
+      const result = await renewFenced({ locks, log, metrics }, lease);
       if (!result.ok) metrics?.leasesLost.inc({ at: 'renewal' });
       return result;
     },
+
+    /** Keeps a held lease renewed until it is lost or released: see {@link keepLease}. */
+    keepLease: (lease: Lease, plan: KeepPlan): Promise<KeeperEnd> =>
+      keepLease({ locks, log, metrics, keepers }, lease, plan),
 
     /** A key's holder, token, lease time left and queue, read on the lock service's clock (lockctl status). */
     async inspectLock(key: string): Promise<LockStatus> {
@@ -106,8 +104,13 @@ export function createLockActivities({ locks, log, waker, metrics }: LockActivit
      * Owner-only, fenced release of a lease the service issued. A release that went through wakes
      * the head of the key's queue from here, so the hand-off costs one signal.
      */
-    async releaseLock(lease: Pick<Lease, 'key' | 'holder' | 'token'>): Promise<FencedActionResult> {
-      gate('release', lease.token);
+    async releaseLock(
+      lease: Pick<Lease, 'key' | 'holder' | 'token'>,
+      by: ReleasedBy = 'operator',
+    ): Promise<FencedActionResult> {
+      gateLeaseAction('release', lease.token);
+      // The session's own keeper renews nothing more; an operator's release leaves it to find the loss.
+      if (by === 'session') keepers.quiet(lease);
       const target: FencedTarget = { key: lease.key, holder: lease.holder, token: lease.token };
       const result = await nonRetryableOnBadInput(() => locks.release(target));
       logLeaseAction(log, locks.backend, 'release', lease, result);
@@ -179,35 +182,3 @@ export function createLockActivities({ locks, log, waker, metrics }: LockActivit
 
 /** The lock activities' type, for `proxyActivities` in workflows. */
 export type LockActivities = ReturnType<typeof createLockActivities>;
-
-const LEASE_ACTION_MESSAGES = {
-  renew: { ok: 'lease renewed', refused: 'lease lost' },
-  release: { ok: 'lease released', refused: 'release refused' },
-} as const;
-
-// One log line per lease action, with the lock service's verdict.
-function logLeaseAction(
-  log: Logger,
-  backend: string,
-  action: 'renew' | 'release',
-  lease: Pick<Lease, 'key' | 'holder'>,
-  result: { ok: true } | { ok: false; reason: string },
-): void {
-  const { key, holder } = lease;
-  const reason = result.ok ? undefined : result.reason;
-  const messages = LEASE_ACTION_MESSAGES[action];
-  log.info(
-    { event: `lock.${action}`, backend, key, holder, ok: result.ok, reason },
-    result.ok ? messages.ok : messages.refused,
-  );
-}
-
-// Lease actions pass the deny gate here, on the lock-client path, and nowhere else.
-function gate(action: 'renew' | 'release', token: string): void {
-  const verdict = admitLeaseAction({ action, source: 'lock_client', token });
-  if (!verdict.admitted)
-    throw ApplicationFailure.nonRetryable(
-      `lease ${action} refused by the deny gate: ${verdict.reason}`,
-      FAILURE_TYPES.leaseActionDenied,
-    );
-}

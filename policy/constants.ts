@@ -37,6 +37,13 @@ export const DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS = 60_000;
  */
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 300;
 
+/**
+ * How many activities a lockwarden worker runs at once. A held lease's keeper is an activity for the
+ * whole hold, mostly asleep (a timer and a few KiB), so the slots bound the holders a worker keeps, plus
+ * the short lock, decision and on-call calls.
+ */
+export const DEFAULT_MAX_CONCURRENT_ACTIVITIES = 10_000;
+
 /** The lock service's observed latency floor: no retry is ever scheduled sooner than this. */
 export const LATENCY_FLOOR_MS = 50;
 

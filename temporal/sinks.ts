@@ -14,6 +14,8 @@ export interface SessionMetricsSinks extends Sinks {
     parked(upToMs: number): void;
     /** The park ended (woken, due, or the session moved on). */
     unparked(): void;
+    /** The lease keeper found the lease lost (its renewal refused, or the service out of reach). */
+    leaseLost(at: 'renewal'): void;
     /** The workflow decided by its own policy, the decision activity having failed for good. */
     decidedInWorkflow(decision: string, fallbackCause: string): void;
   };

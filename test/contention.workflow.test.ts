@@ -259,7 +259,7 @@ describe('waiting under contention', () => {
     expect(seen.next.lease.grantedAt).toBeGreaterThanOrEqual(seen.releasedAt!);
     // Granted while the model (answering after 2 s) was still thinking: the wake-up did not wait.
     expect(seen.next.lease.grantedAt).toBeLessThan(seen.modelAnswersAt);
-    expect(seen.cancelRequests).toBe(1);
+    expect(seen.decisionCancelRequests).toBe(1);
     // The cut-short ask left no decision, and the waiter never parked.
     expect(seen.decisions).toEqual([]);
     expect(seen.timerSummaries.filter((s) => s.startsWith('parked'))).toEqual([]);

@@ -18,7 +18,7 @@ import {
 import { releaseLease, requestRelease } from '../temporal/messages';
 import { InvalidLockRequestError, LockNotAcquiredError } from '../policy/errors';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
-import { RENEWAL_IN_WORKFLOW_TASK } from '../workflows/patches';
+import { LEASE_KEPT_BY_ACTIVITY, REQUEST_CHECKED_IN_ACTIVITY } from '../workflows/patches';
 import { runScenario } from './support/runScenario';
 import {
   deadlock,
@@ -26,7 +26,7 @@ import {
   escalateTimeoutAbandon,
   escalationResolvedByRelease,
   fastPathHoldRelease,
-  renewedInWorkflowTask,
+  heldByKeeper,
   leaseLost,
   modelClampedThenEscalate,
   modelOverruledByBudget,
@@ -90,12 +90,17 @@ describe('acquisition sessions on the dev server', () => {
     expect(seen.holderAfter).toBeNull();
   });
 
-  it('renews inside the workflow task its timer wakes: local activities, no activity task, the patch marked', async () => {
-    const seen = await run(renewedInWorkflowTask);
+  it('keeps the hold with one keeper activity: renewals leave no event in the history, a release cancels it', async () => {
+    const seen = await run(heldByKeeper);
+    expect(seen.released).toMatchObject({ ok: true });
     expect(seen.outcome).toMatchObject({ status: 'released' });
-    expect(seen.renewals).toBeGreaterThanOrEqual(2);
-    expect(seen.activityTasks).toBe(0);
-    expect(seen.patches).toContain(RENEWAL_IN_WORKFLOW_TASK);
+    expect(seen.holderAfter).toBeNull();
+    // Two more renewals at the service, and not one more event in the session's history.
+    expect(seen.eventsAfterMoreRenewals).toBe(seen.eventsWhileHeld);
+    expect(seen.activitySummaries.filter((s) => s.startsWith('keep token'))).toHaveLength(1);
+    expect(seen.activitySummaries.filter((s) => s.startsWith('renew'))).toEqual([]);
+    expect(seen.keeperCancelRequested).toBe(true);
+    expect(seen.patches).toEqual([REQUEST_CHECKED_IN_ACTIVITY, LEASE_KEPT_BY_ACTIVITY]);
   });
 
   it('a session that has ended answers awaitLeaseOf with its outcome and a release with not-holding', async () => {
@@ -179,6 +184,7 @@ describe('acquisition sessions on the dev server', () => {
       'page on-call: budget spent (max-retries)',
       'escalated, tries on a release, attempt 2',
       'tell on-call: resolved, the lock was acquired',
+      `keep token ${seen.holding.lease!.token}: renew every 10000 ms`,
       `release token ${seen.holding.lease!.token}`,
     ]);
     // Paged once; the resolution is recorded but not counted as another escalation.
@@ -311,7 +317,10 @@ describe('acquisition sessions on the dev server', () => {
       token: seen.intruder.token,
       leaseUntil: seen.intruder.leaseUntil,
     });
-    expect(seen.activitySummaries).toContain(`renew token ${seen.lease.token}`);
+    // Its keeper found the other token at a renewal, and the hold ended there.
+    expect(seen.activitySummaries.filter((s) => s.startsWith(`keep token ${seen.lease.token}`))).toHaveLength(
+      1,
+    );
   });
 
   it('runs a job under withLock from another workflow and releases the lock after it', async () => {

@@ -3,6 +3,7 @@ import { createActivities, type ActivityDeps } from '../activities';
 import { createMetrics } from '../activities/metrics';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../policy/constants';
 import type { WorkerDeployment } from './config';
+import { withKeeperSlots } from './activitySlots';
 import { withIsolateTimeout } from './isolateTimeout';
 import { sessionMetricsSinks } from './sessionMetricsSinks';
 
@@ -32,7 +33,7 @@ export function createLockwardenWorker(options: LockwardenWorkerOptions): Promis
   const metrics = options.deps.metrics ?? createMetrics();
   return Worker.create(
     withIsolateTimeout(
-      {
+      withKeeperSlots({
         connection: options.connection,
         namespace: options.namespace,
         taskQueue: options.taskQueue,
@@ -41,7 +42,7 @@ export function createLockwardenWorker(options: LockwardenWorkerOptions): Promis
         sinks: sessionMetricsSinks(metrics),
         ...(options.workflows ?? { workflowsPath: WORKFLOWS_PATH }),
         ...(options.deployment ? { workerDeploymentOptions: pinnedTo(options.deployment) } : {}),
-      },
+      }),
       options.isolateExecutionTimeoutMs,
     ),
   );

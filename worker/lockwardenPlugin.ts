@@ -14,6 +14,7 @@ import type { OnCallConfig } from '../activities/oncallActivities';
 import { createSessionWaker } from '../activities/sessionSignals';
 import type { LockService } from '../locks/lockService';
 import { WORKFLOWS_PATH } from './createWorker';
+import { withKeeperSlots } from './activitySlots';
 import { withIsolateTimeout } from './isolateTimeout';
 import { sessionMetricsSinks } from './sessionMetricsSinks';
 
@@ -74,14 +75,14 @@ export class LockwardenPlugin extends SimplePlugin {
   override configureWorker(options: WorkerOptions): WorkerOptions {
     const configured = super.configureWorker(options);
     return withIsolateTimeout(
-      {
+      withKeeperSlots({
         ...configured,
         // A prebuilt bundle already holds lockwarden's workflows (bundled with this plugin).
         ...(configured.workflowBundle
           ? {}
           : { workflowsPath: withLockwardenWorkflows(configured.workflowsPath) }),
         sinks: { ...configured.sinks, ...sessionMetricsSinks(this.metrics) },
-      },
+      }),
       this.isolateExecutionTimeoutMs,
     );
   }

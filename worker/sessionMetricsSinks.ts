@@ -15,6 +15,7 @@ export function sessionMetricsSinks(metrics: Metrics): InjectedSinks<SessionMetr
       handedOff: { fn: (_info, ms) => metrics.handoff.observe(ms / 1000) },
       parked: { fn: (info, upToMs) => metrics.parked.park(info.runId, upToMs) },
       unparked: { fn: (info) => metrics.parked.unpark(info.runId) },
+      leaseLost: { fn: (_info, at) => metrics.leasesLost.inc({ at }) },
       decidedInWorkflow: {
         fn: (_info, decision, fallbackCause) =>
           metrics.decisions.inc({ provider: 'policy', decision, fallback_cause: fallbackCause }),

@@ -20,3 +20,11 @@ export const RENEWAL_IN_WORKFLOW_TASK = 'renewal-in-workflow-task';
  * Runs that parsed the request in the workflow keep doing so on replay.
  */
 export const REQUEST_CHECKED_IN_ACTIVITY = 'request-checked-in-activity';
+
+/**
+ * A hold is kept by the `keepLease` activity, one for the whole hold, which renews (fenced, as before)
+ * and heartbeats in the worker: no workflow task and no history event a renewal, so what holding
+ * costs the worker and the server no longer grows with the renewals, and a long hold never has to
+ * continue as new. Runs that renewed from the workflow keep doing so.
+ */
+export const LEASE_KEPT_BY_ACTIVITY = 'lease-kept-by-activity';

@@ -1,14 +1,42 @@
-import { condition, patched, sleep, type TemporalFailure, workflowInfo } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  condition,
+  patched,
+  proxyActivities,
+  sleep,
+  type TemporalFailure,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../../activities';
 import type { RenewalResult } from '../../activities/lockActivities';
+import { NON_RETRYABLE_ERROR_TYPES } from '../../policy/errors';
 import { LATENCY_FLOOR_MS } from '../../policy/constants';
 import type { FencedActionResult, Lease } from '../../policy/lockSchemas';
 import { handoffCalls, lockCalls, lockServiceUnreachable } from '../lockCalls';
-import { RENEWAL_IN_WORKFLOW_TASK } from '../patches';
+import { LEASE_KEPT_BY_ACTIVITY, RENEWAL_IN_WORKFLOW_TASK } from '../patches';
+import { sessionMetrics } from './metricsSink';
 import type { LockSession, PhaseEnd } from './lockSession';
 import { tellParent } from './peerSignals';
 
 /** A holding session renews at this fraction of the TTL: reviewed here, never taken from a decision. */
 const RENEW_FRACTION = 1 / 3;
+
+/**
+ * The lease keeper (activities/leaseKeeper.ts): one activity for the whole hold. Its heartbeat
+ * timeout, set per lease, is two renewal intervals: a keeper whose worker died is retried on another
+ * worker (which renews at once) while a third of the TTL is still left. Retried without limit: a keeper
+ * that keeps failing ends when a renewal finds the lease run out. A hold longer than a day goes on in
+ * the next attempt.
+ */
+const { keepLease } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 day',
+  retry: {
+    initialInterval: '200 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '1 second',
+    nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
+  },
+});
 
 /**
  * The hold: renews the lease only while the lock service still shows the token it issued, until the
@@ -23,6 +51,7 @@ export async function holdUntilReleased(session: LockSession, acquired: Lease): 
   const renewEveryMs = Math.max(LATENCY_FLOOR_MS, Math.floor(session.request.ttlMs * RENEW_FRACTION));
   // A run continued from another renews first: the hand-over itself took part of the interval.
   let renewFirst = session.resumedLease !== null;
+  if (patched(LEASE_KEPT_BY_ACTIVITY)) return keptUntilReleased(session, lease, { renewEveryMs, renewFirst });
   while (!session.releaseRequested) {
     if (!renewFirst) {
       const released = await condition(() => session.releaseRequested, renewEveryMs, {
@@ -46,7 +75,11 @@ export async function holdUntilReleased(session: LockSession, acquired: Lease): 
     }
   }
 
-  // The release activity wakes the head of the queue itself: the hand-off waits for no task of ours.
+  return releaseHeld(session, lease);
+}
+
+// The release activity wakes the head of the queue itself: the hand-off waits for no task of ours.
+async function releaseHeld(session: LockSession, lease: Lease): Promise<PhaseEnd> {
   const released = await releaseWhileTimeLeft(lease);
   session.releaseAnswered(released);
   if (!released.ok) {
@@ -59,6 +92,43 @@ export async function holdUntilReleased(session: LockSession, acquired: Lease): 
     kind: 'ended',
     outcome: { status: 'released', lease, attempts: session.attempts, heldMs: session.heldMs() },
   };
+}
+
+/**
+ * The hold as a keeper keeps it: the workflow waits, with no timer, for the caller's release or the
+ * keeper's word that the lease is lost. A release cancels the keeper (the release activity also
+ * stops it in its own process) and releases, fenced by the same token.
+ */
+async function keptUntilReleased(
+  session: LockSession,
+  lease: Lease,
+  plan: { renewEveryMs: number; renewFirst: boolean },
+): Promise<PhaseEnd> {
+  const keeperScope = new CancellationScope();
+  const keeping = keeperScope.run(() =>
+    keepLease.executeWithOptions(
+      {
+        startToCloseTimeout: '1 day',
+        heartbeatTimeout: 2 * plan.renewEveryMs,
+        summary: `keep token ${lease.token}: renew every ${plan.renewEveryMs} ms`,
+      },
+      [lease, plan],
+    ),
+  );
+  let keeperEnded = false;
+  const ended = () => (keeperEnded = true);
+  void keeping.then(ended, ended);
+  await condition(() => session.releaseRequested || keeperEnded);
+  if (!session.releaseRequested) {
+    // A keeper that failed for good (the deny gate, bad input) fails the session, as a renewal did.
+    const { reason } = await keeping;
+    sessionMetrics.leaseLost('renewal');
+    session.enter('lease-lost', `lease lost: ${reason}`);
+    return { kind: 'ended', outcome: { status: 'lease-lost', lease, attempts: session.attempts, reason } };
+  }
+  keeperScope.cancel();
+  keeping.catch(() => undefined); // cancelled on purpose: its failure is expected and not wanted
+  return releaseHeld(session, lease);
 }
 
 /** How long a session waits before it calls a lock service it could not reach again. */
@@ -89,7 +159,11 @@ function renewWhileTimeLeft(lease: Lease): Promise<RenewalResult> {
 // it the service has let the lease expire, which is what the answer says.
 function releaseWhileTimeLeft(lease: Lease): Promise<FencedActionResult> {
   return retryUntil(
-    () => handoffCalls.releaseLock.executeWithOptions({ summary: `release token ${lease.token}` }, [lease]),
+    () =>
+      handoffCalls.releaseLock.executeWithOptions({ summary: `release token ${lease.token}` }, [
+        lease,
+        'session',
+      ]),
     {
       deadline: lease.leaseUntil,
       again: `lock service unreachable: release token ${lease.token} again`,

@@ -1,0 +1,144 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { CancelledFailure, Context } from '@temporalio/activity';
+import type { Lease } from '../policy/lockSchemas';
+import { renewFenced, type RenewalDeps, type RenewalResult } from './leaseActions';
+
+/** How often a keeper renews, and whether it renews at once (a run that took a held lease over). */
+export interface KeepPlan {
+  renewEveryMs: number;
+  renewFirst: boolean;
+}
+
+/** Why a keeper stopped keeping its lease: the service refused a renewal, or could not be reached in time. */
+export interface KeeperEnd {
+  reason: string;
+}
+
+/** How long a keeper waits before it calls a lock service it could not reach again. */
+export const UNREACHABLE_RETRY_MS = 1_000;
+
+/**
+ * The lease keepers running in this worker process, by lease. A session's release made in this
+ * process quiets the lease's keeper first: it renews nothing more (a renewal would be refused and
+ * reported as a loss), and it does not complete either, but waits for the cancellation its session
+ * sent: a keeper's completion landing in the workflow task that releases and ends the session would
+ * fail that task and the caller's release update with it. (A keeper in another process learns of the
+ * release from that cancellation, or from a refused renewal, which its session, releasing, ignores.)
+ */
+export class LeaseKeepers {
+  private readonly running = new Map<string, () => void>();
+
+  /** Registers a keeper of `lease`; answers the function that takes it off the list. */
+  register(lease: Pick<Lease, 'key' | 'holder' | 'token'>, quiet: () => void): () => void {
+    const id = leaseId(lease);
+    this.running.set(id, quiet);
+    return () => {
+      if (this.running.get(id) === quiet) this.running.delete(id);
+    };
+  }
+
+  /** Quiets the keeper of `lease` if it runs in this process. */
+  quiet(lease: Pick<Lease, 'key' | 'holder' | 'token'>): void {
+    this.running.get(leaseId(lease))?.();
+  }
+
+  /** How many keepers run here. */
+  get size(): number {
+    return this.running.size;
+  }
+}
+
+const leaseId = ({ key, holder, token }: Pick<Lease, 'key' | 'holder' | 'token'>) =>
+  JSON.stringify([key, holder, token]);
+
+/** What the keeper needs: the fenced renewal's dependencies and this process's keeper list. */
+export interface LeaseKeeperDeps extends RenewalDeps {
+  keepers: LeaseKeepers;
+}
+
+/**
+ * The lease keeper: one activity for the whole hold that renews the lease every `renewEveryMs` with
+ * the fenced renewal (the token the service issued, nothing else), and heartbeats after each renewal.
+ * A hold then costs its workflow no task and no history event per renewal (a session's workflow task
+ * costs milliseconds of worker CPU; a renewal here costs the lock call and a heartbeat). It returns
+ * only when the lease is lost, and ends cancelled when its session releases. A worker that dies or
+ * stalls misses its heartbeat, and Temporal retries the keeper on another worker, which renews at once.
+ */
+export async function keepLease(deps: LeaseKeeperDeps, lease: Lease, plan: KeepPlan): Promise<KeeperEnd> {
+  const context = Context.current();
+  const halt = new AbortController();
+  const unregister = deps.keepers.register(lease, () => halt.abort('quiet'));
+  const onCancel = () => halt.abort('cancelled');
+  context.cancellationSignal.addEventListener('abort', onCancel, { once: true });
+  // A retried attempt (its worker died or stalled) may have lost most of the interval already.
+  let waitMs = plan.renewFirst || context.info.attempt > 1 ? 0 : plan.renewEveryMs;
+  let leaseUntil = lease.leaseUntil;
+  try {
+    for (;;) {
+      await delay(waitMs, undefined, { signal: halt.signal });
+      const renewed = await renewWhileReachable(deps, lease, leaseUntil, halt.signal);
+      if (!renewed.ok) return { reason: renewed.reason };
+      leaseUntil = renewed.leaseUntil;
+      context.heartbeat({ leaseUntil });
+      waitMs = plan.renewEveryMs;
+    }
+  } catch (error) {
+    if (!halt.signal.aborted) throw error;
+    // Quieted by its session's release here: it waits for the session's cancellation, as above.
+    if (halt.signal.reason === 'quiet') await cancelled(context, plan.renewEveryMs);
+    // Cancelled by its session, or by the worker shutting down (then Temporal retries it elsewhere).
+    throw new CancelledFailure(String(context.cancellationSignal.reason));
+  } finally {
+    unregister();
+    context.cancellationSignal.removeEventListener('abort', onCancel);
+  }
+}
+
+// Heartbeats until the keeper's cancellation arrives (it comes in a heartbeat's answer, or as the
+// answer that its session has ended); renews nothing.
+async function cancelled(context: Context, everyMs: number): Promise<void> {
+  for (;;) {
+    context.heartbeat();
+    try {
+      await delay(everyMs, undefined, { signal: context.cancellationSignal });
+    } catch {
+      return;
+    }
+  }
+}
+
+// A renewal the lock service could not be reached for is tried again while the lease may still be
+// renewed in time (the deadline is the service's, read against this host's clock): past that, the
+// lease is lost whatever the service would say. A renewal the keeper was quieted during reports nothing:
+// the release, not a loss, is what the service answered.
+async function renewWhileReachable(
+  deps: RenewalDeps,
+  lease: Lease,
+  leaseUntil: number,
+  halt: AbortSignal,
+): Promise<RenewalResult> {
+  for (;;) {
+    try {
+      const result = await renewFenced(deps, lease);
+      halt.throwIfAborted();
+      return result;
+    } catch (error) {
+      if (halt.aborted || !lockServiceDown(error)) throw error;
+      if (Date.now() + UNREACHABLE_RETRY_MS >= leaseUntil)
+        return {
+          ok: false,
+          reason: `the lock service could not be reached before the lease ran out (${String(error)})`,
+        };
+      deps.log.warn(
+        { event: 'lock.renew-unreachable', key: lease.key, error: String(error) },
+        'renewal failed',
+      );
+      await delay(UNREACHABLE_RETRY_MS, undefined, { signal: halt });
+    }
+  }
+}
+
+// Bad input and a lease action the deny gate refuses are not outages: they fail the keeper.
+function lockServiceDown(error: unknown): boolean {
+  return !(error instanceof Error && 'nonRetryable' in error && error.nonRetryable === true);
+}

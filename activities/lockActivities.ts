@@ -4,9 +4,8 @@ import { type KeepPlan, type KeeperEnd, keepLease, LeaseKeepers } from './leaseK
 import { gateLeaseAction, logLeaseAction, renewFenced, type RenewalResult } from './leaseActions';
 import type { Metrics } from './metrics';
 import type { ReleaseNotice } from '../temporal/messages';
-import type { SessionWaker } from './sessionSignals';
+import { type SessionWaker, wakeFirstLiving } from './sessionSignals';
 import { type WaitForEdge, waitForEdges } from '../policy/waitForGraph';
-import { LEASE_WATCHERS } from '../policy/waiting';
 import { type LockStatus, toLockStatus } from '../policy/lockStatus';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import type {
@@ -74,9 +73,16 @@ export function createLockActivities({
       return result;
     },
 
-    /** Keeps a held lease renewed until it is lost or released: see {@link keepLease}. */
-    keepLease: (lease: Lease, plan: KeepPlan): Promise<KeeperEnd> =>
-      keepLease({ locks, log, metrics, keepers }, lease, plan),
+    /**
+     * Keeps a held lease renewed until it is lost or released (see {@link keepLease}). A lease lost
+     * with the key left free wakes the head of its queue: nobody else would tell it.
+     */
+    async keepLease(lease: Lease, plan: KeepPlan): Promise<KeeperEnd> {
+      const end = await keepLease({ locks, log, metrics, keepers }, lease, plan);
+      const after = await locks.inspect(lease.key);
+      if (after.holder === null && after.waiters.length) await wakeHead(lease.key, after.waiters);
+      return end;
+    },
 
     /** A key's holder, token, lease time left and queue, read on the lock service's clock (lockctl status). */
     async inspectLock(key: string): Promise<LockStatus> {
@@ -88,12 +94,10 @@ export function createLockActivities({
     async leaveQueue(waiter: WaiterRef): Promise<void> {
       const before = await nonRetryableOnBadInput(() => locks.inspect(waiter.key));
       await locks.leave(waiter);
-      // A watcher of the holder's lease left: the waiter that moves into the watch is told.
-      const place = before.waiters.indexOf(waiter.requester);
-      if (place >= 0 && place < LEASE_WATCHERS) {
-        const rest = before.waiters.filter((w) => w !== waiter.requester);
-        await wakeHead(waiter.key, rest.slice(LEASE_WATCHERS - 1));
-      }
+      // The head left a free key (woken, it gave up instead of taking it): the next one is told now.
+      // Behind a holder, the holder's release or loss tells whoever is head then.
+      if (before.waiters[0] === waiter.requester && before.holder === null)
+        await wakeHead(waiter.key, before.waiters.slice(1));
       log.info(
         { event: 'lock.leave-queue', backend: locks.backend, key: waiter.key, requester: waiter.requester },
         'left the queue',
@@ -136,13 +140,7 @@ export function createLockActivities({
       },
       attempt.granted ? 'lease granted' : 'lease denied',
     );
-    if (attempt.granted) {
-      // The queue moved up one: the waiter that moves into the watch of the lease's end is told.
-      const { waiters } = await locks.inspect(request.key);
-      const newWatcher = waiters.slice(LEASE_WATCHERS - 1);
-      if (newWatcher.length) await wakeHead(request.key, newWatcher);
-      return attempt;
-    }
+    if (attempt.granted) return attempt;
     const denied = attempt.denial;
     if (denied.code !== 'QUEUED' && seen && seen.holder === denied.holder) return attempt;
     const [holdings, waits, record] = await Promise.all([
@@ -161,22 +159,9 @@ export function createLockActivities({
     return { ...attempt, waitForEdges: waitForEdges(holdings, waits) };
   }
 
-  /**
-   * Wakes the first of `waiters` (the key's queue, in order) whose session still runs. A waiter whose
-   * session is gone (terminated, or ended without leaving the queue) is taken out of the queue, so
-   * the hand-off goes on to the next one instead of waiting for the dead waiter's ticket to lapse.
-   */
-  async function wakeHead(
-    key: string,
-    waiters: string[],
-    notice?: ReleaseNotice,
-  ): Promise<'woken' | 'none-left'> {
-    for (const requester of waiters) {
-      if ((await waker.wake(key, requester, notice)) === 'woken') return 'woken';
-      await locks.leave({ key, requester });
-      log.info({ event: 'lock.skip-gone-waiter', key, requester }, 'took a gone session out of the queue');
-    }
-    return 'none-left';
+  // Wakes the first waiter of the key whose session still runs (see wakeFirstLiving).
+  function wakeHead(key: string, waiters: string[], notice?: ReleaseNotice) {
+    return wakeFirstLiving({ locks, waker, log }, key, waiters, notice);
   }
 }
 

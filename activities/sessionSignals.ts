@@ -1,5 +1,6 @@
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { Logger } from 'pino';
+import type { LockService } from '../locks/lockService';
 import { acquisitionWorkflowId } from '../policy/constants';
 import { lockReleased, type ReleaseNotice } from '../temporal/messages';
 
@@ -35,4 +36,30 @@ export function createSessionWaker(client: Client, log: Logger): SessionWaker {
       }
     },
   };
+}
+
+/** What waking a key's queue needs: the lock service (to drop a gone waiter), the waker, a logger. */
+export interface QueueWakeDeps {
+  locks: LockService;
+  waker: SessionWaker;
+  log: Logger;
+}
+
+/**
+ * Wakes the first of `waiters` (the key's queue, in order) whose session still runs. A waiter whose
+ * session is gone (terminated, or ended without leaving the queue) is taken out of the queue, so the
+ * hand-off goes on to the next one instead of waiting for the dead waiter's ticket to lapse.
+ */
+export async function wakeFirstLiving(
+  { locks, waker, log }: QueueWakeDeps,
+  key: string,
+  waiters: string[],
+  notice?: ReleaseNotice,
+): Promise<'woken' | 'none-left'> {
+  for (const requester of waiters) {
+    if ((await waker.wake(key, requester, notice)) === 'woken') return 'woken';
+    await locks.leave({ key, requester });
+    log.info({ event: 'lock.skip-gone-waiter', key, requester }, 'took a gone session out of the queue');
+  }
+  return 'none-left';
 }

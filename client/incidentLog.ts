@@ -162,6 +162,12 @@ export function sessionEvents(history: HistoryEvent[]): IncidentEvent[] {
         else add({ ...base, kind: 'keep-alive-refused', token: renewed, reason: String(r.reason) });
         return;
       }
+      case 'keepLease': {
+        // A keeper completes only when the lease is lost (a release cancels it): its renewal was refused.
+        const kept = (input as { token?: string } | undefined)?.token ?? token ?? '?';
+        add({ ...base, kind: 'keep-alive-refused', token: kept, reason: String(r.reason) });
+        return;
+      }
       case 'releaseLock': {
         const at = typeof r.serviceTime === 'number' ? r.serviceTime : base.at;
         const clock = typeof r.serviceTime === 'number' ? ('service' as const) : base.clock;

@@ -27,7 +27,7 @@ import {
   type Ticket,
   waitersOf,
 } from './grantRules';
-import type { LockRecord, LockService } from './lockService';
+import type { LockRecord, LockService, StalledQueue } from './lockService';
 
 /** Options of the etcd backend. */
 export interface EtcdLockServiceOptions {
@@ -176,6 +176,29 @@ export class EtcdLockService implements LockService {
     return [...byKey].flatMap(([key, list]) =>
       ticketsFrom(list).map((t, i) => ({ key, requester: t.requester, position: i + 1 })),
     );
+  }
+
+  /**
+   * etcd has no index of a prefix's distinct keys, so this reads the names (not the values) of every
+   * ticket and every lease, then the tickets of the keys no lease holds: the one backend where a
+   * sweep's cost follows the waiters (bench/queueCost.ts measures it).
+   */
+  async stalledQueues(): Promise<StalledQueue[]> {
+    const [ticketNames, leaseNames] = await Promise.all([
+      this.client.getAll().prefix(WAIT_PREFIX).keys(),
+      this.client.getAll().prefix(LEASE_PREFIX).keys(),
+    ]);
+    const held = new Set(leaseNames.map((name) => name.slice(LEASE_PREFIX.length)));
+    const free = new Set(
+      ticketNames.map((name) => name.slice(WAIT_PREFIX.length).split('/')[0]!).filter((k) => !held.has(k)),
+    );
+    const queues = await Promise.all(
+      [...free].map(async (encoded) => {
+        const key = decodeURIComponent(encoded);
+        return { key, waiters: (await this.ticketsOf(key)).map((t) => t.requester) };
+      }),
+    );
+    return queues.filter((q) => q.waiters.length > 0);
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,4 @@
-import type { QueuedWaiter } from './lockService';
+import type { QueuedWaiter, StalledQueue } from './lockService';
 import {
   type AcquireAttempt,
   denial,
@@ -145,4 +145,16 @@ export function positionsByKey(tickets: (Ticket & { key: string })[]): Wait[] {
   return [...byKey].flatMap(([key, list]) =>
     list.sort(queueOrder).map((t, i) => ({ key, requester: t.requester, position: i + 1 })),
   );
+}
+
+/** Groups the tickets of stalled keys into queues, each head first. */
+export function stalledQueuesOf(
+  tickets: (Pick<Ticket, 'requester' | 'priority' | 'seq'> & { key: string })[],
+): StalledQueue[] {
+  const byKey = new Map<string, typeof tickets>();
+  for (const ticket of tickets) byKey.set(ticket.key, [...(byKey.get(ticket.key) ?? []), ticket]);
+  return [...byKey].map(([key, queue]) => ({
+    key,
+    waiters: [...queue].sort(queueOrder).map((t) => t.requester),
+  }));
 }

@@ -33,6 +33,12 @@ export interface QueuedWaiter {
   expiresAt: number | null;
 }
 
+/** A key that no live lease holds while its queue still has live tickets: its waiters, head first. */
+export interface StalledQueue {
+  key: string;
+  waiters: string[];
+}
+
 /**
  * The contract every lock backend keeps. The service alone issues fencing tokens (strictly
  * increasing per key, never reused, also across restarts) and alone judges lease deadlines and queue
@@ -61,6 +67,12 @@ export interface LockService {
   holdings(): Promise<Holding[]>;
   /** Every live queue ticket, for the wait-for graph. */
   waits(): Promise<Wait[]>;
+  /**
+   * The keys no live lease holds whose queues have live tickets, with their waiters head first: what
+   * the queue sweep wakes when no holder's session is left to (a holder terminated, or outside
+   * lockwarden). Read per key held or not, never per waiter of a held key.
+   */
+  stalledQueues(): Promise<StalledQueue[]>;
   /** Releases the connection or file handle. */
   close(): Promise<void>;
 }

@@ -21,10 +21,11 @@ import {
   ownerRefusal,
   positionsByKey,
   queueOrder,
+  stalledQueuesOf,
   type Ticket,
   waitersOf,
 } from './grantRules';
-import type { LockRecord, LockService } from './lockService';
+import type { LockRecord, LockService, StalledQueue } from './lockService';
 import { migratePostgres } from './postgresMigrations';
 import { resilientPool } from './postgresPool';
 import { untilReachable } from './untilReachable';
@@ -237,6 +238,16 @@ export class PostgresLockService implements LockService {
         expiresAt: Number(r.expires_at_ms),
       })),
     );
+  }
+  async stalledQueues(): Promise<StalledQueue[]> {
+    await this.ready;
+    // Driven by the keys' rows: free keys only, then their tickets by the (key, requester) key.
+    const result = await this.pool.query<{ key: string; requester: string; priority: number; seq: string }>(
+      `SELECT w.key, w.requester, w.priority, w.seq FROM lockwarden_leases l
+       JOIN lockwarden_waiters w ON w.key = l.key, (SELECT ${SERVICE_NOW} AS now) t
+       WHERE (l.holder IS NULL OR l.lease_until_ms <= t.now) AND w.expires_at_ms > t.now`,
+    );
+    return stalledQueuesOf(result.rows.map((r) => ({ ...r, seq: Number(r.seq) })));
   }
 
   async close(): Promise<void> {

@@ -17,8 +17,8 @@ import {
   type WaiterRef,
 } from '../policy/lockSchemas';
 import { type Ticket, waitersOf } from './grantRules';
-import type { LockRecord, LockService } from './lockService';
-import { ACQUIRE, INSPECT, POSITION, RELEASE, RENEW, SNAPSHOT } from './redisScripts';
+import type { LockRecord, LockService, StalledQueue } from './lockService';
+import { ACQUIRE, INSPECT, POSITION, RELEASE, RENEW, SNAPSHOT, STALLED } from './redisScripts';
 
 /** Options of the Redis backend. */
 export interface RedisLockServiceOptions {
@@ -177,6 +177,14 @@ export class RedisLockService implements LockService {
 
   async waits(): Promise<Wait[]> {
     return (await this.snapshot()).waits;
+  }
+
+  async stalledQueues(): Promise<StalledQueue[]> {
+    const reply = (await this.run(STALLED, [ALL_KEYS], [])) as unknown as (string | string[])[];
+    const queues: StalledQueue[] = [];
+    for (let i = 0; i < reply.length; i += 2)
+      queues.push({ key: String(reply[i]), waiters: (reply[i + 1] as string[]).map(String) });
+    return queues;
   }
 
   async close(): Promise<void> {

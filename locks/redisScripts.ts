@@ -144,3 +144,24 @@ table.insert(out, '|')
 for _, v in ipairs(tickets) do table.insert(out, v) end
 return out
 `;
+
+/**
+ * KEYS: keys. Lists the keys that no live lease holds whose queues have live tickets, each as its key
+ * and its live waiters head first: {key, {waiters...}, ...}. One read per key, and the queue of a
+ * free key only.
+ */
+export const STALLED = `${NOW}
+local out = {}
+for _, k in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local lease = redis.call('HMGET', 'lockwarden:lease:' .. k, 'holder', 'until')
+  if lease[1] == false or tonumber(lease[2]) <= now then
+    local live = {}
+    for _, w in ipairs(redis.call('ZRANGE', 'lockwarden:waiters:' .. k, 0, -1)) do
+      local exp = tonumber(redis.call('HGET', 'lockwarden:waiter-exp:' .. k, w))
+      if exp ~= nil and exp > now then table.insert(live, w) end
+    end
+    if #live > 0 then table.insert(out, k); table.insert(out, live) end
+  end
+end
+return out
+`;

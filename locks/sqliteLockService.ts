@@ -24,10 +24,11 @@ import {
   ownerRefusal,
   positionsByKey,
   queueOrder,
+  stalledQueuesOf,
   waitersOf,
   type Ticket,
 } from './grantRules';
-import type { LockRecord, LockService } from './lockService';
+import type { LockRecord, LockService, StalledQueue } from './lockService';
 
 /** Options of the embedded backend. */
 export interface SqliteLockServiceOptions {
@@ -118,6 +119,13 @@ export class SqliteLockService implements LockService {
          ON CONFLICT (key, requester) DO UPDATE SET expires_at_ms = @expires`,
       ),
       dropTicket: db.prepare('DELETE FROM lock_waiters WHERE key = ? AND requester = ?'),
+      // Driven by the keys' rows (a key has one once anyone asked for it): free keys only, then their
+      // tickets by the (key, requester) primary key.
+      stalledTickets: db.prepare(
+        `SELECT w.key AS key, w.requester AS requester, w.priority AS priority, w.seq AS seq
+         FROM lock_leases l JOIN lock_waiters w ON w.key = l.key
+         WHERE (l.holder IS NULL OR l.lease_until_ms <= @now) AND w.expires_at_ms > @now`,
+      ),
     };
   }
 
@@ -217,6 +225,11 @@ export class SqliteLockService implements LockService {
   async waits(): Promise<Wait[]> {
     const rows = this.sql.allTickets.all(this.now()) as (Ticket & { key: string })[];
     return positionsByKey(rows);
+  }
+
+  async stalledQueues(): Promise<StalledQueue[]> {
+    const rows = this.sql.stalledTickets.all({ now: this.now() }) as (Ticket & { key: string })[];
+    return stalledQueuesOf(rows);
   }
 
   async close(): Promise<void> {

@@ -44,6 +44,13 @@ export const DEFAULT_MAX_CACHED_WORKFLOWS = 300;
  */
 export const DEFAULT_MAX_CONCURRENT_ACTIVITIES = 10_000;
 
+/**
+ * How often a worker asks its lock service for stalled queues (worker/queueSweep.ts), unless
+ * configured otherwise: with two sweeps to confirm a stall, a lease that ends with no session to
+ * report it is handed on within 5 to 10 s of its end, for one lock-service call per worker per sweep.
+ */
+export const DEFAULT_QUEUE_SWEEP_MS = 5_000;
+
 /** The lock service's observed latency floor: no retry is ever scheduled sooner than this. */
 export const LATENCY_FLOOR_MS = 50;
 

@@ -31,8 +31,11 @@ export function denial(code: DenialCode, seen: Omit<Denial, 'code' | 'reason'>):
  */
 export const FAIRNESS_POLICIES = ['FIFO', 'priority-based', 'no-starvation-guarantee'] as const;
 
-/** Longest a waiter's queue ticket lives without the waiter asking again. */
-export const MAX_QUEUE_TICKET_MS = 2 * 60 * 60 * 1000;
+/**
+ * Longest a waiter's queue ticket lives without the waiter asking again: a session's whole wait, its
+ * longest budget (a day) or its longest escalation (a week), and a minute more.
+ */
+export const MAX_QUEUE_TICKET_MS = 8 * 24 * 60 * 60 * 1000;
 
 /** How long the lock service keeps a waiter's place unless asked for another span. */
 export const DEFAULT_QUEUE_TICKET_MS = 30_000;

@@ -3,6 +3,7 @@ import { LATENCY_FLOOR_MS } from './constants';
 import type { NextStep, RetryProgress } from './guardrails';
 import { boundRetryDelay } from './guardrails';
 import type { Denial } from './lockSchemas';
+import { MAX_QUEUE_TICKET_MS } from './lockTerms';
 
 /** What a waiter saw at a denial: what decides whether to ask for a new decision, and rule 4's count. */
 export interface WaitSituation {
@@ -84,4 +85,33 @@ export function parkFor(
     : refreshMs;
   const dueMs = Math.max(LATENCY_FLOOR_MS, Math.min(refreshMs, leaseEndsInMs));
   return boundRetryDelay(dueMs, progress, { ...budget, maxBackoffMs: Number.MAX_SAFE_INTEGER });
+}
+
+// ---- Parking until told (sessions since the lease keeper; the protocol is in the README) ----
+
+/** How long a ticket outlives the moment its session would next try at the latest. */
+export const TICKET_GRACE_MS = 60_000;
+
+/**
+ * The span a parked session asks its ticket to live: until it would next try of its own accord (its
+ * budget's end, or, once escalated, the escalation's end), and a minute more. It never refreshes a
+ * ticket on a timer, so a ticket lives as long as its session waits; a session that dies without
+ * leaving is skipped by whoever wakes it, and its ticket lapses a minute after that session would
+ * have given up.
+ */
+export function ticketSpanMs(budgetLeftMs: number, escalationTimeoutMs: number): number {
+  return Math.min(MAX_QUEUE_TICKET_MS, Math.max(budgetLeftMs, escalationTimeoutMs, 0) + TICKET_GRACE_MS);
+}
+
+/**
+ * How long a parked waiter sleeps unless woken: until what is left of its budget runs out, head of
+ * the queue or not. No waiter watches the holder's lease: the holder's session tells the head when it
+ * releases or loses the lease, and a lease that ends with no session to tell (a holder terminated,
+ * or one outside lockwarden) is found by the queue sweep (see stalledHeads).
+ */
+export function parkUntilTold(progress: RetryProgress, budget: RetryBudget): NextStep {
+  return boundRetryDelay(Number.MAX_SAFE_INTEGER, progress, {
+    ...budget,
+    maxBackoffMs: Number.MAX_SAFE_INTEGER,
+  });
 }

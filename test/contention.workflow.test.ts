@@ -54,10 +54,10 @@ describe('waiting under contention', () => {
     });
   });
 
-  it('a waiter behind a gone head takes the lock when the holder died: the gone head is taken out of the queue', async () => {
+  it('a waiter behind a gone head takes the lock when a holder no session keeps ran out: the queue sweep wakes it', async () => {
     await withWorker(fixture.env, { locks: fixture.locks, log: silentLog }, async (taskQueue) => {
       const { client } = fixture.env;
-      // A holder whose worker died is a lease that nobody renews: here, one taken outside any session.
+      // A lease that nobody renews and no session will report: one taken outside any session.
       const dead = await fixture.locks.tryAcquire({ key, requester: 'dead-holder', ttlMs: 2_000 });
       expect(dead.granted).toBe(true);
       const gone = await startAcquisition(client, { key, requester: 'gone' }, { taskQueue });
@@ -66,8 +66,8 @@ describe('waiting under contention', () => {
       await waitFor('the next parked', phaseIs(next.workflowId, 'queued'));
       await client.workflow.getHandle(gone.workflowId).terminate('operator');
 
-      // When the dead lease runs out, the next waiter finds the free lock reserved for a head that
-      // is gone: the head is taken out, and the next waiter is granted on that same attempt.
+      // When the dead lease runs out, the worker's queue sweep finds the key free with a queue: it
+      // takes the gone head out and wakes the next waiter, granted on its second attempt.
       expect(await awaitLeaseOf(client, next.workflowId)).toMatchObject({
         status: 'acquired',
         lease: { holder: 'next' },
@@ -75,6 +75,46 @@ describe('waiting under contention', () => {
       expect(await attemptsOf(next.workflowId)).toBe(2);
       expect(await fixture.locks.position({ key, requester: 'gone' })).toBeNull();
       await release(client, { key, holder: 'next' });
+    });
+  });
+
+  it('a head whose session ended between the release and its wake-up: the sweep skips it and wakes the next', async () => {
+    await withWorker(fixture.env, { locks: fixture.locks, log: silentLog }, async (taskQueue) => {
+      const { client } = fixture.env;
+      const holder = await acquire(client, { key, requester: 'holder' }, { taskQueue });
+      const head = await startAcquisition(client, { key, requester: 'head' }, { taskQueue });
+      await waitFor('the head parked', phaseIs(head.workflowId, 'queued'));
+      const next = await startAcquisition(client, { key, requester: 'next' }, { taskQueue });
+      await waitFor('the next parked', phaseIs(next.workflowId, 'queued'));
+      // The release goes through at the service, and the head's session ends before it acts on it:
+      // here the release is made past the session (no wake-up sent) and the head is terminated.
+      expect(await fixture.locks.release(holder.lease)).toMatchObject({ ok: true });
+      await client.workflow.getHandle(head.workflowId).terminate('operator');
+      expect(await awaitLeaseOf(client, next.workflowId)).toMatchObject({
+        status: 'acquired',
+        lease: { holder: 'next' },
+      });
+      expect(await attemptsOf(next.workflowId)).toBe(2);
+      expect(await fixture.locks.position({ key, requester: 'head' })).toBeNull();
+      await release(client, { key, holder: 'next' });
+    });
+  });
+
+  it('a holder whose session was terminated: its keeper stops, the lease runs out, and the sweep hands the key on', async () => {
+    await withWorker(fixture.env, { locks: fixture.locks, log: silentLog }, async (taskQueue) => {
+      const { client } = fixture.env;
+      const holder = await acquire(client, { key, requester: 'holder', ttlMs: 2_000 }, { taskQueue });
+      const waiter = await startAcquisition(client, { key, requester: 'waiter' }, { taskQueue });
+      await waitFor('the waiter parked', phaseIs(waiter.workflowId, 'queued'));
+      await client.workflow.getHandle(holder.session.workflowId).terminate('operator');
+      expect(await awaitLeaseOf(client, waiter.workflowId)).toMatchObject({
+        status: 'acquired',
+        lease: { holder: 'waiter' },
+      });
+      expect(BigInt((await stateOf(client, waiter.workflowId)).lease!.token)).toBeGreaterThan(
+        BigInt(holder.lease.token),
+      );
+      await release(client, { key, holder: 'waiter' });
     });
   });
 
@@ -113,10 +153,11 @@ describe('waiting under contention', () => {
     });
   });
 
-  it("only the first two waiters watch a renewing holder's lease; a grant ahead wakes the one that moves up", async () => {
+  it("no waiter watches a renewing holder's lease: all sleep through its renewals, and a grant wakes no one", async () => {
     await withWorker(fixture.env, { locks: fixture.locks, log: silentLog }, async (taskQueue) => {
       const { client } = fixture.env;
-      // A short lease, renewed every second or so: each renewal moves the lease end the watchers see.
+      // A short lease, renewed by its keeper every 666 ms: the lease end moves three times a
+      // second, and none of that reaches a parked waiter.
       const holder = await acquire(client, { key, requester: 'holder', ttlMs: 2_000 }, { taskQueue });
       const waiters = [];
       for (const requester of ['w1', 'w2', 'w3']) {
@@ -125,30 +166,27 @@ describe('waiting under contention', () => {
         waiters.push(started.workflowId);
       }
       const [w1, w2, w3] = waiters as [string, string, string];
-      await waitFor('the watchers looked again after a lease end', async () => (await attemptsOf(w2)) >= 3);
-      expect(await attemptsOf(w1)).toBeGreaterThanOrEqual(2);
-      // The third waiter slept through every renewal.
-      expect(await attemptsOf(w3)).toBe(1);
+      const leaseEnd = (await fixture.locks.inspect(key)).leaseUntil!;
+      await waitFor(
+        'two lease ends past',
+        async () => (await fixture.locks.inspect(key)).leaseUntil! > leaseEnd + 2_000,
+      );
+      expect(await Promise.all(waiters.map(attemptsOf))).toEqual([1, 1, 1]);
 
       await release(client, holder.lease);
       expect(await awaitLeaseOf(client, w1)).toMatchObject({ status: 'acquired', lease: { holder: 'w1' } });
-      // w1's grant moved w3 to second place: it is woken once to watch w1's lease, and parks again.
-      await waitFor('w3 woken by the grant ahead', async () => (await attemptsOf(w3)) === 2);
-      expect(await stateOf(client, w3)).toMatchObject({ phase: 'queued' });
-      const signals = ((await client.workflow.getHandle(w3).fetchHistory()).events ?? []).map(
-        (e) => e.workflowExecutionSignaledEventAttributes?.signalName,
-      );
-      expect(signals).toContain('lockReleased');
-
+      // w1's grant woke neither waiter behind it.
+      expect([await attemptsOf(w2), await attemptsOf(w3)]).toEqual([1, 1]);
       await release(client, { key, holder: 'w1' });
       expect(await awaitLeaseOf(client, w2)).toMatchObject({ status: 'acquired', lease: { holder: 'w2' } });
+      expect(await attemptsOf(w3)).toBe(1);
       await release(client, { key, holder: 'w2' });
       expect(await awaitLeaseOf(client, w3)).toMatchObject({ status: 'acquired', lease: { holder: 'w3' } });
       await release(client, { key, holder: 'w3' });
     });
   });
 
-  it('a head that leaves the queue hands the watch to the waiter that moves up', async () => {
+  it('a waiter that leaves the queue behind a holder wakes no one; the release then wakes the new head', async () => {
     await withWorker(fixture.env, { locks: fixture.locks, log: silentLog }, async (taskQueue) => {
       const { client } = fixture.env;
       const holder = await acquire(client, { key, requester: 'holder' }, { taskQueue });
@@ -158,15 +196,21 @@ describe('waiting under contention', () => {
         await waitFor(`${requester} parked`, phaseIs(started.workflowId, 'queued'));
         ids.push(started.workflowId);
       }
-      const [w1, , w3] = ids as [string, string, string];
-      expect(await attemptsOf(w3)).toBe(1);
-      // An operator cancels the head: it leaves the queue on its way out, and w3 moves into the watch.
+      const [w1, w2, w3] = ids as [string, string, string];
+      // An operator cancels the head: it leaves the queue on its way out.
       await client.workflow.getHandle(w1).cancel();
-      await waitFor('w3 woken when the head left', async () => (await attemptsOf(w3)) === 2);
-      expect(await fixture.locks.position({ key, requester: 'w1' })).toBeNull();
-      expect(await fixture.locks.position({ key, requester: 'w3' })).toBe(2);
+      await waitFor(
+        'the head gone from the queue',
+        async () => (await fixture.locks.position({ key, requester: 'w1' })) === null,
+      );
+      expect(await fixture.locks.position({ key, requester: 'w2' })).toBe(1);
+      expect([await attemptsOf(w2), await attemptsOf(w3)]).toEqual([1, 1]);
       await release(client, holder.lease);
-      await release(client, { key, holder: 'w2' }).catch(() => undefined);
+      expect(await awaitLeaseOf(client, w2)).toMatchObject({ status: 'acquired', lease: { holder: 'w2' } });
+      expect(await attemptsOf(w3)).toBe(1);
+      await release(client, { key, holder: 'w2' });
+      expect(await awaitLeaseOf(client, w3)).toMatchObject({ status: 'acquired', lease: { holder: 'w3' } });
+      await release(client, { key, holder: 'w3' });
     });
   });
 

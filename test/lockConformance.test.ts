@@ -198,6 +198,30 @@ describe.each(backendHarnesses())('lock service contract on $name', (harness) =>
     expect(await locks.position({ key, requester: 'w2' })).toBe(1);
   });
 
+  it(`[${harness.name}] lists a key no lease holds whose queue is live, head first, and never a held key`, async () => {
+    const mine = async () => (await locks.stalledQueues()).filter((q) => q.key === key);
+    const priority = { fairness: 'priority-based' as const };
+    const holder = granted(await acquire('holder', priority));
+    await acquire('low', { ...priority, priority: 0 });
+    await acquire('high', { ...priority, priority: 5 });
+    expect(await mine()).toEqual([]);
+    // Released with its queue kept: nobody holds the key, and the head is the one to wake.
+    expect(await locks.release(holder)).toMatchObject({ ok: true });
+    expect(await mine()).toEqual([{ key, waiters: ['high', 'low'] }]);
+    await locks.leave({ key, requester: 'high' });
+    expect(await mine()).toEqual([{ key, waiters: ['low'] }]);
+    expect(granted(await acquire('low', priority)).holder).toBe('low');
+    expect(await mine()).toEqual([]);
+    // A lease that runs out with a queue behind it stalls the queue too.
+    const ttlMs = Math.max(locks.minTtlMs, 200);
+    key = unique(`${harness.name}-expiring`);
+    granted(await acquire('short-lived', { ttlMs }));
+    await acquire('next');
+    expect(await mine()).toEqual([]);
+    await delay(ttlMs + expiryMargin(locks));
+    expect(await mine()).toEqual([{ key, waiters: ['next'] }]);
+  });
+
   it.each([
     ['an empty key', { key: '', requester: 'a', ttlMs: 1_000 }, /key: must not be empty/],
     ['an oversized key', { key: 'k'.repeat(257), requester: 'a', ttlMs: 1_000 }, /key: must be at most 256/],

@@ -18,7 +18,7 @@ import {
 import { releaseLease, requestRelease } from '../temporal/messages';
 import { InvalidLockRequestError, LockNotAcquiredError } from '../policy/errors';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
-import { LEASE_KEPT_BY_ACTIVITY, REQUEST_CHECKED_IN_ACTIVITY } from '../workflows/patches';
+import { LEASE_KEPT_BY_ACTIVITY, PARK_UNTIL_TOLD, REQUEST_CHECKED_IN_ACTIVITY } from '../workflows/patches';
 import { runScenario } from './support/runScenario';
 import {
   deadlock,
@@ -100,7 +100,7 @@ describe('acquisition sessions on the dev server', () => {
     expect(seen.activitySummaries.filter((s) => s.startsWith('keep token'))).toHaveLength(1);
     expect(seen.activitySummaries.filter((s) => s.startsWith('renew'))).toEqual([]);
     expect(seen.keeperCancelRequested).toBe(true);
-    expect(seen.patches).toEqual([REQUEST_CHECKED_IN_ACTIVITY, LEASE_KEPT_BY_ACTIVITY]);
+    expect(seen.patches).toEqual([REQUEST_CHECKED_IN_ACTIVITY, PARK_UNTIL_TOLD, LEASE_KEPT_BY_ACTIVITY]);
   });
 
   it('a session that has ended answers awaitLeaseOf with its outcome and a release with not-holding', async () => {
@@ -136,18 +136,19 @@ describe('acquisition sessions on the dev server', () => {
 
   it('wake-on-release: a queued waiter parks on one timer, and the release wakes it long before the timer is due', async () => {
     const seen = await run(wakeOnRelease);
-    // The head parks until the holder's lease ends (its 30 s TTL, less the time since the grant, plus
-    // the latency floor): not on a back-off grid, and not at a ticket refresh (half an hour).
+    // The head parks until what is left of its budget (the default 60 s) runs out: not on a back-off
+    // grid, and not until the holder's lease ends (30 s): the holder's session tells it, not a timer.
     const parks = seen.timerSummaries.filter((s) => !s.startsWith('hold'));
     expect(parks).toHaveLength(1);
     const parked =
       /^parked up to (\d+) ms at place 1 behind holder, attempt 1 of 21: a release wakes it$/.exec(parks[0]!);
-    expect(Number(parked?.[1])).toBeGreaterThan(20_000);
-    expect(Number(parked?.[1])).toBeLessThanOrEqual(30_000 + LATENCY_FLOOR_MS);
+    expect(Number(parked?.[1])).toBeGreaterThan(30_000 + LATENCY_FLOOR_MS);
+    expect(Number(parked?.[1])).toBeLessThanOrEqual(60_000);
     // The release cut the park short: its timer was cancelled, and the hand-off (about 100 ms here)
     // came well before the timer would have fired.
     expect(seen.timerCanceled).toBe(true);
     expect(seen.handoffMs).toBeLessThan(15_000);
+    expect(seen.patches).toContain(PARK_UNTIL_TOLD);
   });
 
   it('escalates, waits for the operator, and acquires after the operator grants more budget; refuses answers it cannot take', async () => {

@@ -82,7 +82,7 @@ describe('the Temporal UI in Chromium', () => {
             'contended-search-attributes',
           );
 
-          // The holding session: its token, its renewal timer, and its state.
+          // The holding session: its token, its lease keeper, and its state.
           await show(
             page,
             holder.session.uiUrl,
@@ -90,7 +90,7 @@ describe('the Temporal UI in Chromium', () => {
             [
               `acquire ${key} for replica-a`,
               `holding ${key} with token ${holder.lease.token}`,
-              `hold token ${holder.lease.token}: renew in 10000 ms`,
+              `keep token ${holder.lease.token}: renew every 10000 ms`,
             ],
             'holding-user-metadata',
           );

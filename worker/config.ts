@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { DEFAULT_ONCALL, type OnCallConfig } from '../activities/oncallActivities';
 import { DEFAULT_LOCK_SERVICE_URL } from '../locks/openLockService';
 import {
+  DEFAULT_QUEUE_SWEEP_MS,
   DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS,
   DEFAULT_MAX_CACHED_WORKFLOWS,
   DEFAULT_NAMESPACE,
@@ -47,6 +48,12 @@ const workerConfigSchema = z.object({
     .min(0)
     .refine((n) => n !== 1, 'must be 0 (no cache) or at least 2')
     .default(DEFAULT_MAX_CACHED_WORKFLOWS),
+  LOCKWARDEN_QUEUE_SWEEP_MS: z.coerce
+    .number()
+    .int()
+    .min(500)
+    .max(10 * 60 * 1000)
+    .default(DEFAULT_QUEUE_SWEEP_MS),
   LOCKWARDEN_DEPLOYMENT: deploymentNameSchema.optional(),
   LOCKWARDEN_BUILD_ID: buildIdSchema.default(LOCKWARDEN_VERSION),
 });
@@ -71,6 +78,8 @@ export interface WorkerConfig {
   isolateExecutionTimeoutMs: number;
   /** How many sessions the worker keeps cached (see DEFAULT_MAX_CACHED_WORKFLOWS). */
   maxCachedWorkflows: number;
+  /** How often the worker looks for stalled queues (worker/queueSweep.ts). */
+  queueSweepMs: number;
   /**
    * The Worker Deployment Version this worker registers (Worker Versioning, sessions pinned to the
    * version that started them), or null: an unversioned worker.
@@ -100,6 +109,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     escalationsFile: c.LOCKWARDEN_ESCALATIONS_FILE,
     isolateExecutionTimeoutMs: c.LOCKWARDEN_ISOLATE_TIMEOUT_MS,
     maxCachedWorkflows: c.LOCKWARDEN_MAX_CACHED_WORKFLOWS,
+    queueSweepMs: c.LOCKWARDEN_QUEUE_SWEEP_MS,
     deployment: c.LOCKWARDEN_DEPLOYMENT
       ? { name: c.LOCKWARDEN_DEPLOYMENT, buildId: c.LOCKWARDEN_BUILD_ID }
       : null,

@@ -5,6 +5,7 @@ import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../policy/constants';
 import type { WorkerDeployment } from './config';
 import { withKeeperSlots } from './activitySlots';
 import { withIsolateTimeout } from './isolateTimeout';
+import { queueSweepPlugin } from './queueSweep';
 import { sessionMetricsSinks } from './sessionMetricsSinks';
 
 /** Where the worker finds workflow code: a prebuilt bundle (tests share one) or the source path. */
@@ -26,6 +27,8 @@ export interface LockwardenWorkerOptions {
   maxCachedWorkflows?: number;
   /** Register as this Worker Deployment Version, sessions pinned to it; absent: an unversioned worker. */
   deployment?: WorkerDeployment | null;
+  /** How often the queue sweep looks for stalled queues; DEFAULT_QUEUE_SWEEP_MS when absent. */
+  queueSweepMs?: number;
 }
 
 /** Builds a worker that runs lockwarden's workflows and activities on one task queue. */
@@ -40,6 +43,7 @@ export function createLockwardenWorker(options: LockwardenWorkerOptions): Promis
         maxCachedWorkflows: options.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,
         activities: createActivities({ ...options.deps, metrics }),
         sinks: sessionMetricsSinks(metrics),
+        plugins: [queueSweepPlugin({ ...options.deps, everyMs: options.queueSweepMs })],
         ...(options.workflows ?? { workflowsPath: WORKFLOWS_PATH }),
         ...(options.deployment ? { workerDeploymentOptions: pinnedTo(options.deployment) } : {}),
       }),

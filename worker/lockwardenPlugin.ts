@@ -16,6 +16,7 @@ import type { LockService } from '../locks/lockService';
 import { WORKFLOWS_PATH } from './createWorker';
 import { withKeeperSlots } from './activitySlots';
 import { withIsolateTimeout } from './isolateTimeout';
+import { withQueueSweep } from './queueSweep';
 import { sessionMetricsSinks } from './sessionMetricsSinks';
 
 /** What lockwarden needs inside a user's worker: its lock service and its side effects' targets. */
@@ -38,6 +39,8 @@ export interface LockwardenPluginOptions {
    * `isolateExecutionTimeout` says otherwise; DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS when absent.
    */
   isolateExecutionTimeoutMs?: number;
+  /** How often the worker looks for stalled queues (worker/queueSweep.ts); 5 s when absent. */
+  queueSweepMs?: number;
 }
 
 /**
@@ -55,18 +58,22 @@ export class LockwardenPlugin extends SimplePlugin {
   constructor(options: LockwardenPluginOptions) {
     const metrics = options.metrics ?? createMetrics();
     const log = options.log ?? pino({ base: { service: 'lockwarden' } });
+    const waker = createSessionWaker(options.client, log);
     super({
       name: 'lockwarden',
       activities: createActivities({
         locks: options.locks,
         log,
-        waker: createSessionWaker(options.client, log),
+        waker,
         decider: options.decider ?? null,
         drafter: options.drafter ?? null,
         oncall: options.oncall,
         escalations: options.escalations,
         metrics,
       }),
+      // The queue sweep runs beside the worker: see worker/queueSweep.ts.
+      runContext: (next) =>
+        withQueueSweep({ locks: options.locks, waker, log, everyMs: options.queueSweepMs }, next),
     });
     this.metrics = metrics;
     this.isolateExecutionTimeoutMs = options.isolateExecutionTimeoutMs;

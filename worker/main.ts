@@ -51,6 +51,7 @@ async function main(): Promise<void> {
       taskQueue: config.taskQueue,
       isolateExecutionTimeoutMs: config.isolateExecutionTimeoutMs,
       maxCachedWorkflows: config.maxCachedWorkflows,
+      queueSweepMs: config.queueSweepMs,
       deployment: config.deployment,
       deps: {
         locks,

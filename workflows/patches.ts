@@ -28,3 +28,12 @@ export const REQUEST_CHECKED_IN_ACTIVITY = 'request-checked-in-activity';
  * continue as new. Runs that renewed from the workflow keep doing so.
  */
 export const LEASE_KEPT_BY_ACTIVITY = 'lease-kept-by-activity';
+
+/**
+ * A parked waiter, head of the queue or not, sleeps until what can end its wait tells it (a release,
+ * a lost lease, its budget, an operator, a deadlock notice), with a ticket that lives as long as its
+ * wait: no waiter wakes at the holder's lease end or to refresh its ticket, and the worker's queue
+ * sweep finds a lease that ended with no session to tell (README, the waiting protocol). Runs that
+ * watched the lease end and refreshed their tickets keep doing so.
+ */
+export const PARK_UNTIL_TOLD = 'park-until-told';

@@ -12,6 +12,7 @@ const COUNTED = [
   'leave',
   'holdings',
   'waits',
+  'stalledQueues',
 ] as const;
 
 /** The same lock service, counting every call by method (what idle waiters cost the service). */

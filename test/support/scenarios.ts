@@ -219,35 +219,52 @@ export const retryThenAcquire = {
   },
 } satisfies Scenario;
 
+/**
+ * A holder and a waiter parked behind it; the holder's release wakes the waiter, which takes the
+ * lease and releases. Recorded twice: once by 0.1.0 (the waiter watched the lease end), and once
+ * since the waiting protocol parks until told and the holder's lease has a keeper.
+ */
+async function handOffToParkedWaiter(
+  { client, taskQueue, tag }: ScenarioContext,
+  holderName: string,
+  waiterName: string,
+) {
+  const key = `wake-${tag}`;
+  const holder = await acquire(client, { key, requester: 'holder' }, { taskQueue });
+  const waiter = await startAcquisition(
+    client,
+    { key, requester: 'waiter', budget: { baseBackoffMs: 8_000, maxBackoffMs: 8_000 } },
+    { taskQueue },
+  );
+  await waitFor('the waiter parked', phaseIs(client, waiter.workflowId, 'queued'));
+  const releasedAt = Date.now();
+  await release(client, holder.lease);
+  await waitFor('the waiter holding', phaseIs(client, waiter.workflowId, 'holding'));
+  const handoffMs = Date.now() - releasedAt;
+  await releaseHeld(client, waiter.workflowId);
+  await waiter.result();
+  const history = await historyOf(client, waiter.workflowId);
+  return {
+    histories: { [holderName]: holder.session.workflowId, [waiterName]: waiter.workflowId },
+    handoffMs,
+    timerCanceled: (history.events ?? []).some((e) => e.timerCanceledEventAttributes),
+    timerSummaries: timerSummaries(history),
+    patches: patchIds(history),
+  };
+}
+
 export const wakeOnRelease = {
   name: 'session-wake-on-release',
   histories: ['session-wake-on-release-holder', 'session-wake-on-release-waiter'],
-  async run({ client, taskQueue, tag }: ScenarioContext) {
-    const key = `wake-${tag}`;
-    const holder = await acquire(client, { key, requester: 'holder' }, { taskQueue });
-    const waiter = await startAcquisition(
-      client,
-      { key, requester: 'waiter', budget: { baseBackoffMs: 8_000, maxBackoffMs: 8_000 } },
-      { taskQueue },
-    );
-    await waitFor('the waiter parked', phaseIs(client, waiter.workflowId, 'queued'));
-    const releasedAt = Date.now();
-    await release(client, holder.lease);
-    await waitFor('the waiter holding', phaseIs(client, waiter.workflowId, 'holding'));
-    const handoffMs = Date.now() - releasedAt;
-    await releaseHeld(client, waiter.workflowId);
-    await waiter.result();
-    const history = await historyOf(client, waiter.workflowId);
-    return {
-      histories: {
-        'session-wake-on-release-holder': holder.session.workflowId,
-        'session-wake-on-release-waiter': waiter.workflowId,
-      },
-      handoffMs,
-      timerCanceled: (history.events ?? []).some((e) => e.timerCanceledEventAttributes),
-      timerSummaries: timerSummaries(history),
-    };
-  },
+  run: (ctx: ScenarioContext) =>
+    handOffToParkedWaiter(ctx, 'session-wake-on-release-holder', 'session-wake-on-release-waiter'),
+} satisfies Scenario;
+
+export const parkedUntilTold = {
+  name: 'session-parked-until-told',
+  histories: ['session-parked-until-told-holder', 'session-parked-until-told-waiter'],
+  run: (ctx: ScenarioContext) =>
+    handOffToParkedWaiter(ctx, 'session-parked-until-told-holder', 'session-parked-until-told-waiter'),
 } satisfies Scenario;
 
 export const escalateOperatorRetry = {
@@ -620,6 +637,7 @@ export const SCENARIOS: Scenario[] = [
   heldByKeeper,
   retryThenAcquire,
   wakeOnRelease,
+  parkedUntilTold,
   escalateOperatorRetry,
   escalateTimeoutAbandon,
   escalationResolvedByRelease,

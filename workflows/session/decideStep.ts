@@ -7,7 +7,7 @@ import { type GuardedStep, guardDecision, type RetryProgress } from '../../polic
 import type { Denial } from '../../policy/lockSchemas';
 import { SESSION_QUEUE_TICKET_MS } from '../../policy/lockTerms';
 import { type DecisionRecord, type PolicyInput, policyRecord } from '../../policy/decisionPolicy';
-import { parkFor } from '../../policy/waiting';
+import { parkFor, parkUntilTold } from '../../policy/waiting';
 import type { WaitForEdge } from '../../policy/waitForGraph';
 import type { LockSession } from './lockSession';
 import { sessionMetrics } from './metricsSink';
@@ -74,9 +74,14 @@ export async function decideAfterDenial(
   return { record, step };
 }
 
-/** A parked waiter's sleep (see parkFor), or the escalation the guardrails make of a spent budget. */
+/**
+ * A parked waiter's sleep (parkUntilTold; parkFor for runs from before it), or the escalation the
+ * guardrails make of a spent budget.
+ */
 export function parkStep(denial: Denial, progress: RetryProgress, session: LockSession): GuardedStep {
-  const due = parkFor(denial, SESSION_QUEUE_TICKET_MS, progress, session.budget);
+  const due = session.parksUntilTold
+    ? parkUntilTold(progress, session.budget)
+    : parkFor(denial, SESSION_QUEUE_TICKET_MS, progress, session.budget);
   return due.kind === 'stop'
     ? { kind: 'escalate', reason: `budget spent (${due.why})`, deadlock: false }
     : due;

@@ -81,8 +81,8 @@ export async function pageOnCall(session: LockSession, cause: EscalationCause): 
 
 /**
  * Waits for the operator's answer until the escalation's deadline. A session still in the queue also
- * wakes on a release, and when its ticket must be refreshed: then the answer is `woken`. Otherwise
- * the operator's answer (or its absence) is settled here.
+ * wakes on a release (and, in runs from before PARK_UNTIL_TOLD, when its ticket must be refreshed):
+ * then the answer is `woken`. Otherwise the operator's answer (or its absence) is settled here.
  */
 export async function awaitOperator(
   session: LockSession,
@@ -92,7 +92,9 @@ export async function awaitOperator(
 ): Promise<EscalationEvent> {
   const leftMs = escalation.deadline - Date.now();
   if (!session.operatorAnswered && leftMs > 0) {
-    const waitMs = inQueue ? Math.min(leftMs, ticketRefreshMs(SESSION_QUEUE_TICKET_MS)) : leftMs;
+    // Its ticket outlives the escalation (ticketSpanMs); a run from before refreshes it on a timer.
+    const refreshing = inQueue && !session.parksUntilTold;
+    const waitMs = refreshing ? Math.min(leftMs, ticketRefreshMs(SESSION_QUEUE_TICKET_MS)) : leftMs;
     const summary = `wait for operator, up to ${escalation.timeoutMs} ms` + (inQueue ? ', or a release' : '');
     // A wake-up that came while on-call was paged (or during the last try) ends this wait at once.
     await condition(() => session.operatorAnswered || (inQueue && session.woken), waitMs, { summary });

@@ -1,6 +1,6 @@
 import { log } from '@temporalio/workflow';
 import type { SessionAttempt } from '../../activities/lockActivities';
-import { denial, SESSION_QUEUE_TICKET_MS } from '../../policy/lockTerms';
+import { denial } from '../../policy/lockTerms';
 import { handoffCalls, lockCalls, lockServiceUnreachable } from '../lockCalls';
 import type { LockSession } from './lockSession';
 import { sessionMetrics } from './metricsSink';
@@ -24,7 +24,7 @@ export async function tryFastPath(session: LockSession, why: string): Promise<Se
   try {
     attempt = await handoffCalls.tryAcquireLock.executeWithOptions(
       { summary: `${why}, attempt ${attempts}` },
-      [{ key, requester, ttlMs, fairness, priority, queueTicketMs: SESSION_QUEUE_TICKET_MS }, seen],
+      [{ key, requester, ttlMs, fairness, priority, queueTicketMs: session.ticketSpanMs() }, seen],
     );
   } catch (error) {
     if (!lockServiceUnreachable(error)) throw error;

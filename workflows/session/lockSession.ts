@@ -3,6 +3,7 @@ import {
   ApplicationFailure,
   condition,
   log,
+  patched,
   setCurrentDetails,
   upsertSearchAttributes,
   workflowInfo,
@@ -25,7 +26,15 @@ import {
   type SessionPhase,
   type SessionState,
 } from '../../policy/session';
-import { needsDecision, nothingMoved, situationOf, type WaitSituation } from '../../policy/waiting';
+import { SESSION_QUEUE_TICKET_MS } from '../../policy/lockTerms';
+import {
+  needsDecision,
+  nothingMoved,
+  situationOf,
+  ticketSpanMs,
+  type WaitSituation,
+} from '../../policy/waiting';
+import { PARK_UNTIL_TOLD } from '../patches';
 import { SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
 import { tellParent } from './peerSignals';
 
@@ -62,6 +71,12 @@ export class LockSession {
   /** Set when this run continues as new: waiting updates answer so, and the caller asks the next run. */
   private continuing = false;
 
+  /**
+   * Whether this run parks until told (PARK_UNTIL_TOLD) or watches the lease end and refreshes its
+   * ticket, as runs before it did. Decided once, in the run's first workflow task.
+   */
+  readonly parksUntilTold: boolean;
+
   /** What the last denial showed, to tell whether a new decision is needed; null asks for one. */
   private situation: WaitSituation | null = null;
   /** Denials in a row in which nothing moved (rule 4 counts these, not attempts). */
@@ -73,6 +88,7 @@ export class LockSession {
   private heldSince = 0;
 
   constructor(readonly request: AcquireRequest) {
+    this.parksUntilTold = patched(PARK_UNTIL_TOLD);
     this.grantedBudget = request.budget;
     this.lastBackoffMs = request.budget.baseBackoffMs;
     this.waitingSince = Date.now() - (request.resume?.elapsedBeforeMs ?? 0);
@@ -162,6 +178,18 @@ export class LockSession {
   /** The lease a continued run took over, still held; null for a run that must acquire. */
   get resumedLease(): Lease | null {
     return this.request.resume?.lease ?? null;
+  }
+
+  /**
+   * The span its queue ticket is asked to live at this attempt: the session's whole wait from here
+   * (ticketSpanMs), or, for a run that refreshes its ticket, the fixed session ticket.
+   */
+  ticketSpanMs(): number {
+    if (!this.parksUntilTold) return SESSION_QUEUE_TICKET_MS;
+    return ticketSpanMs(
+      this.grantedBudget.maxTotalWaitMs - this.waitedMs(),
+      this.request.escalationTimeoutMs,
+    );
   }
 
   /** Time spent waiting so far, in workflow time. */

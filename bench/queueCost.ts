@@ -21,7 +21,8 @@ import { median, percentile } from './stats';
 // holder's renewal, a position read, and a hand-off (release, then the head's granted tryAcquire,
 // then the new holder's release and the old head's return to the tail, so the queue keeps its size).
 // The wait-for reads (holdings and waits) read every key: they run when a waiter's situation
-// changes, not on every wake, and are timed too.
+// changes, not on every wake, and are timed too; so is the queue sweep's stalledQueues(), which each
+// worker makes every few seconds.
 
 const options = new Command('queue-cost')
   .option('--samples <n>', 'timed calls of each kind per layout', wholeNumber(1), 200)
@@ -111,7 +112,9 @@ async function measureBackend(backend: string, url: string) {
       holders.set(key, timing.current);
       const holdings = await timed(Math.min(options.samples, 50), () => locks.holdings());
       const waits = await timed(Math.min(options.samples, 50), () => locks.waits());
-      rows.push({ layout: layout.name, setupS, ...timing, holdings, waits });
+      // The queue sweep's one call, every key held: what each worker pays every sweep.
+      const stalled = await timed(Math.min(options.samples, 50), () => locks.stalledQueues());
+      rows.push({ layout: layout.name, setupS, ...timing, holdings, waits, stalled });
       await mapConcurrently([...holders.values()], 20, (lease) => locks.release(lease));
       const everyone = ['holder', ...waiters];
       await mapConcurrently(keys, 20, async (k) => {
@@ -134,18 +137,18 @@ async function main(): Promise<void> {
   const lines = [
     `queue cost per call, ms p50 / p99, ${options.samples} samples each, ${new Date().toISOString()}`,
     '',
-    '| backend | layout | ticket refresh | renew | position | hand-off (release + grant + re-queue) | holdings (all keys) | waits (all keys) |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| backend | layout | ticket refresh | renew | position | hand-off (release + grant + re-queue) | holdings (all keys) | waits (all keys) | stalled queues (the sweep) |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   console.log(lines.join('\n'));
   for (const backend of ['sqlite', 'redis', 'postgres', 'etcd']) {
     const result = await measureBackend(backend, urls[backend]!);
     const b = result.base;
-    const baseLine = `| ${backend} | 1 key × 1 waiter (baseline) | ${ms(b.refresh)} | ${ms(b.renew)} | ${ms(b.position)} | ${ms(b.handoff)} | – | – |`;
+    const baseLine = `| ${backend} | 1 key × 1 waiter (baseline) | ${ms(b.refresh)} | ${ms(b.renew)} | ${ms(b.position)} | ${ms(b.handoff)} | – | – | – |`;
     console.log(baseLine);
     lines.push(baseLine);
     for (const r of result.rows) {
-      const line = `| ${backend} | ${r.layout} | ${ms(r.refresh)} | ${ms(r.renew)} | ${ms(r.position)} | ${ms(r.handoff)} | ${ms(r.holdings)} | ${ms(r.waits)} |`;
+      const line = `| ${backend} | ${r.layout} | ${ms(r.refresh)} | ${ms(r.renew)} | ${ms(r.position)} | ${ms(r.handoff)} | ${ms(r.holdings)} | ${ms(r.waits)} | ${ms(r.stalled)} |`;
       console.log(line);
       lines.push(line);
     }

@@ -34,6 +34,7 @@ import {
   type SessionState,
 } from '../policy/session';
 import { operatorDecisionSchema } from '../policy/operatorAnswer';
+import { sendPatiently } from './patientUpdate';
 import { awaitLease, releaseLease, resolveEscalation, sessionState } from '../temporal/messages';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 import type { acquireLock, lockStatus, releaseLock } from '../workflows';
@@ -172,7 +173,9 @@ const MAX_RUNS_FOLLOWED = 100;
 export async function awaitLeaseOf(client: Client, workflowId: string): Promise<SessionNews> {
   const handle = client.workflow.getHandle<typeof acquireLock>(workflowId); // no run id: the latest run
   for (let run = 0; run < MAX_RUNS_FOLLOWED; run++) {
-    const answer = await unlessEnded(handle, () => handle.executeUpdate(awaitLease));
+    const answer = await unlessEnded(handle, () =>
+      sendPatiently((updateId) => handle.executeUpdate(awaitLease, { updateId })),
+    );
     if (answer.status === 'ended-before-asked') return { status: 'ended', outcome: answer.outcome };
     if (answer.status !== 'continued-as-new') return answer;
   }
@@ -186,7 +189,9 @@ export async function release(client: Client, lease: Pick<Lease, 'key' | 'holder
     acquisitionWorkflowId(owner.key, owner.holder),
   );
   for (let run = 0; run < MAX_RUNS_FOLLOWED; run++) {
-    const answer = await unlessEnded(handle, () => handle.executeUpdate(releaseLease, { args: [owner] }));
+    const answer = await unlessEnded(handle, () =>
+      sendPatiently((updateId) => handle.executeUpdate(releaseLease, { args: [owner], updateId })),
+    );
     // A session that ended (its lease lost, or released already) holds nothing to release.
     if ('status' in answer) return { ok: false, reason: 'not-holding' };
     if (answer.ok || answer.reason !== 'continued-as-new') return answer;

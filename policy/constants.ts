@@ -27,13 +27,12 @@ export const DEFAULT_UI_URL = 'http://localhost:8233';
 export const DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS = 60_000;
 
 /**
- * How many sessions a lockwarden worker keeps in its workflow cache. A cached session costs about
- * 1.8 MiB of worker memory (its own copy of the workflow modules: the SDK's reusable V8 context
- * evaluates them per workflow), so the SDK's default, sized from the heap limit (about 2,300 on a
- * 4 GiB heap), lets thousands of parked waiters grow the worker past 4 GiB. 300 keeps the worker
- * under 1 GiB; the sessions that wake often (holders renewing, the waiters watching a lease end) stay
- * cached, and a parked waiter evicted from the cache replays its short history when it is woken.
- * Size it to the holders plus two per contended key (README, Performance).
+ * How many sessions a lockwarden worker keeps in its workflow cache. The SDK's default is sized from
+ * the heap limit (about 2,300 on a 4 GiB heap); each cached session holds its own copy of the
+ * workflow modules (about 70 KiB since they left zod to activities: bench/workflowLoadCost.ts) and its
+ * state. 300 keeps the sessions that act often (holders releasing, waiters being handed the lock)
+ * cached; a parked waiter evicted from the cache replays its short history when it is woken, which
+ * costs about a millisecond. Size it to the sessions that act at once (README, Performance).
  */
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 300;
 

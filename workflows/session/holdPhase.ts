@@ -10,7 +10,7 @@ import {
 import type { Activities } from '../../activities';
 import type { RenewalResult } from '../../activities/lockActivities';
 import { NON_RETRYABLE_ERROR_TYPES } from '../../policy/errors';
-import { LATENCY_FLOOR_MS } from '../../policy/constants';
+import { keeperHeartbeatTimeoutMs, renewalIntervalMs } from '../../policy/leaseKeeping';
 import type { FencedActionResult, Lease } from '../../policy/lockSchemas';
 import { handoffCalls, lockCalls, lockServiceUnreachable } from '../lockCalls';
 import { LEASE_KEPT_BY_ACTIVITY, RENEWAL_IN_WORKFLOW_TASK } from '../patches';
@@ -18,15 +18,11 @@ import { sessionMetrics } from './metricsSink';
 import type { LockSession, PhaseEnd } from './lockSession';
 import { tellParent } from './peerSignals';
 
-/** A holding session renews at this fraction of the TTL: reviewed here, never taken from a decision. */
-const RENEW_FRACTION = 1 / 3;
-
 /**
- * The lease keeper (activities/leaseKeeper.ts): one activity for the whole hold. Its heartbeat
- * timeout, set per lease, is two renewal intervals: a keeper whose worker died is retried on another
- * worker (which renews at once) while a third of the TTL is still left. Retried without limit: a keeper
- * that keeps failing ends when a renewal finds the lease run out. A hold longer than a day goes on in
- * the next attempt.
+ * The lease keeper (activities/leaseKeeper.ts): one activity for the whole hold, with a heartbeat
+ * timeout set per lease (keeperHeartbeatTimeoutMs). Retried without limit: a keeper that keeps
+ * failing ends when a renewal finds the lease run out. A hold longer than a day goes on in the next
+ * attempt.
  */
 const { keepLease } = proxyActivities<Activities>({
   startToCloseTimeout: '1 day',
@@ -48,7 +44,7 @@ export async function holdUntilReleased(session: LockSession, acquired: Lease): 
   session.holdGranted(lease);
   session.enter('holding', `holding ${session.key} with token ${lease.token}`);
   if (session.request.notifyParent) await tellParent({ status: 'acquired', lease });
-  const renewEveryMs = Math.max(LATENCY_FLOOR_MS, Math.floor(session.request.ttlMs * RENEW_FRACTION));
+  const renewEveryMs = renewalIntervalMs(session.request.ttlMs);
   // A run continued from another renews first: the hand-over itself took part of the interval.
   let renewFirst = session.resumedLease !== null;
   if (patched(LEASE_KEPT_BY_ACTIVITY)) return keptUntilReleased(session, lease, { renewEveryMs, renewFirst });
@@ -109,7 +105,7 @@ async function keptUntilReleased(
     keepLease.executeWithOptions(
       {
         startToCloseTimeout: '1 day',
-        heartbeatTimeout: 2 * plan.renewEveryMs,
+        heartbeatTimeout: keeperHeartbeatTimeoutMs(plan.renewEveryMs),
         summary: `keep token ${lease.token}: renew every ${plan.renewEveryMs} ms`,
       },
       [lease, plan],

@@ -3,6 +3,7 @@ import type { AcquireRequestInput } from '../policy/acquireRequest';
 import type { SessionOutcome } from '../policy/session';
 import { acquireUntilHeld, type Acquisition } from './session/acquirePhase';
 import { checkedRequest } from './session/checkedRequest';
+import { sessionPaths } from './session/sessionPaths';
 import { leaveQueue } from './session/fastPath';
 import { holdUntilReleased } from './session/holdPhase';
 import { LockSession, type PhaseEnd } from './session/lockSession';
@@ -16,9 +17,11 @@ import { installSessionHandlers, SessionSlot } from './session/sessionHandlers';
  * alone ends a run, by returning the outcome or by continuing as new.
  */
 export async function acquireLock(input: AcquireRequestInput): Promise<SessionOutcome> {
+  const paths = sessionPaths();
   const slot = new SessionSlot();
   installSessionHandlers(slot);
-  const session = slot.open(new LockSession(await checkedRequest(input)));
+  const request = await checkedRequest(input, paths.requestCheckedInActivity);
+  const session = slot.open(new LockSession(request, paths));
   const resumed = session.resumedLease;
   const acquired: Acquisition = resumed ? { kind: 'held', lease: resumed } : await acquireOrLeave(session);
   if (!resumed && acquired.kind !== 'continued') {

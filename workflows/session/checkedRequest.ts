@@ -1,16 +1,16 @@
-import { ActivityFailure, ApplicationFailure, patched } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
 import type { AcquireRequest } from '../../policy/acquireRequest';
 import { nonRetryableOnBadInput } from '../../temporal/failures';
 import { handoffCalls } from '../lockCalls';
-import { REQUEST_CHECKED_IN_ACTIVITY } from '../patches';
 
 /**
  * The session's request, checked and with its defaults filled in, or a non-retryable
  * InvalidLockRequest failure that names each bad field (the session then fails before any lock call).
- * The check runs in a local activity, in the first workflow task: see REQUEST_CHECKED_IN_ACTIVITY.
+ * The check runs in a local activity, in the first workflow task (REQUEST_CHECKED_IN_ACTIVITY); runs
+ * from before that (`inActivity` false) parse it here.
  */
-export async function checkedRequest(input: unknown): Promise<AcquireRequest> {
-  if (!patched(REQUEST_CHECKED_IN_ACTIVITY)) return nonRetryableOnBadInput(() => loadRequestParser()(input));
+export async function checkedRequest(input: unknown, inActivity: boolean): Promise<AcquireRequest> {
+  if (!inActivity) return nonRetryableOnBadInput(() => loadRequestParser()(input));
   try {
     return await handoffCalls.checkAcquireRequest.executeWithOptions({ summary: 'check the request' }, [
       input,

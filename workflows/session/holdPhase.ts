@@ -13,7 +13,7 @@ import { NON_RETRYABLE_ERROR_TYPES } from '../../policy/errors';
 import { keeperHeartbeatTimeoutMs, renewalIntervalMs } from '../../policy/leaseKeeping';
 import type { FencedActionResult, Lease } from '../../policy/lockSchemas';
 import { handoffCalls, lockCalls, lockServiceUnreachable } from '../lockCalls';
-import { LEASE_KEPT_BY_ACTIVITY, RENEWAL_IN_WORKFLOW_TASK } from '../patches';
+import { RENEWAL_IN_WORKFLOW_TASK } from '../patches';
 import { sessionMetrics } from './metricsSink';
 import type { LockSession, PhaseEnd } from './lockSession';
 import { tellParent } from './peerSignals';
@@ -47,7 +47,8 @@ export async function holdUntilReleased(session: LockSession, acquired: Lease): 
   const renewEveryMs = renewalIntervalMs(session.request.ttlMs);
   // A run continued from another renews first: the hand-over itself took part of the interval.
   let renewFirst = session.resumedLease !== null;
-  if (patched(LEASE_KEPT_BY_ACTIVITY)) return keptUntilReleased(session, lease, { renewEveryMs, renewFirst });
+  if (session.paths.leaseKeptByActivity)
+    return keptUntilReleased(session, lease, { renewEveryMs, renewFirst });
   while (!session.releaseRequested) {
     if (!renewFirst) {
       const released = await condition(() => session.releaseRequested, renewEveryMs, {

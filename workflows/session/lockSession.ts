@@ -3,7 +3,6 @@ import {
   ApplicationFailure,
   condition,
   log,
-  patched,
   setCurrentDetails,
   upsertSearchAttributes,
   workflowInfo,
@@ -34,7 +33,7 @@ import {
   ticketSpanMs,
   type WaitSituation,
 } from '../../policy/waiting';
-import { PARK_UNTIL_TOLD } from '../patches';
+import type { SessionPaths } from './sessionPaths';
 import { SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
 import { tellParent } from './peerSignals';
 
@@ -71,12 +70,6 @@ export class LockSession {
   /** Set when this run continues as new: waiting updates answer so, and the caller asks the next run. */
   private continuing = false;
 
-  /**
-   * Whether this run parks until told (PARK_UNTIL_TOLD) or watches the lease end and refreshes its
-   * ticket, as runs before it did. Decided once, in the run's first workflow task.
-   */
-  readonly parksUntilTold: boolean;
-
   /** What the last denial showed, to tell whether a new decision is needed; null asks for one. */
   private situation: WaitSituation | null = null;
   /** Denials in a row in which nothing moved (rule 4 counts these, not attempts). */
@@ -87,8 +80,11 @@ export class LockSession {
   /** Workflow time at which the hold began, earlier runs included. */
   private heldSince = 0;
 
-  constructor(readonly request: AcquireRequest) {
-    this.parksUntilTold = patched(PARK_UNTIL_TOLD);
+  constructor(
+    readonly request: AcquireRequest,
+    /** The patched paths this run takes, decided at its start (sessionPaths). */
+    readonly paths: SessionPaths,
+  ) {
     this.grantedBudget = request.budget;
     this.lastBackoffMs = request.budget.baseBackoffMs;
     this.waitingSince = Date.now() - (request.resume?.elapsedBeforeMs ?? 0);
@@ -178,6 +174,14 @@ export class LockSession {
   /** The lease a continued run took over, still held; null for a run that must acquire. */
   get resumedLease(): Lease | null {
     return this.request.resume?.lease ?? null;
+  }
+
+  /**
+   * Whether this run parks until told (PARK_UNTIL_TOLD) or watches the lease end and refreshes its
+   * ticket, as runs before it did.
+   */
+  get parksUntilTold(): boolean {
+    return this.paths.parksUntilTold;
   }
 
   /**

@@ -9,7 +9,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { mapConcurrently } from '../client/concurrency';
 import { awaitLeaseOf, release, startAcquisition } from '../client/lockwardenClient';
 import { SERVER_URLS } from '../devkit/servers';
-import { quietBundlerLogger, TEMPORAL_ADDRESS } from '../devkit/temporal';
+import { quietBundlerLogger } from '../devkit/temporal';
 import { freshSqlitePath, unique } from '../devkit/tempFiles';
 import { openLockService } from '../locks/openLockService';
 import { compareTokens } from '../policy/tokens';
@@ -25,6 +25,7 @@ import { lineChart } from './svgChart';
 //   npx tsx bench/scale.ts [--waiters 0,100,1000] [--keys 100] [--idle-s 60] [--backend sqlite]
 //                          [--rows 100:0,100:1000,1000:10000 (keys:waiters; instead of the lists)]
 //                          [--max-cached N (the worker's default unless given)] [--out scale-sqlite]
+//                          [--project-server (the project's dev server, not a fresh one of its own)]
 // Per row: worker and server CPU over the idle window, lock-service calls a second (and how many of
 // them the holders' renewals are), history events per waiter a minute, the worker's RSS; then the
 // drain (every holder releases, every waiter in turn takes and releases its lease, FIFO checked per
@@ -58,6 +59,10 @@ const options = new Command('scale')
   )
   .option('--out <name>', "the results files' base name under bench/results/ (default scale-<backend>)")
   .option('--max-cached <n>', "the worker's workflow cache (its default unless given)", wholeNumber(1))
+  .option(
+    '--project-server',
+    "measure on the project's dev server (127.0.0.1:7233, whatever its database holds) instead of a fresh one",
+  )
   .parse()
   .opts<{
     waiters: number[];
@@ -67,6 +72,7 @@ const options = new Command('scale')
     drain: boolean;
     maxCached?: number;
     out?: string;
+    projectServer?: boolean;
     rows?: { keys: number; waiters: number }[];
   }>();
 
@@ -84,10 +90,35 @@ function rssMiB(pid: number): number {
   return line ? Number(line[1]) / 1024 : NaN;
 }
 
+/**
+ * The dev server a run measures on: by default one of its own, started by scripts/temporal-server.sh
+ * with the project's settings on an empty database in a temporary directory, so a figure does not
+ * depend on what earlier runs left in a database (a dev server's SQLite file of many gigabytes makes
+ * every write dearer). `--project-server` uses the project's own on 127.0.0.1:7233 instead.
+ */
+const FRESH_SERVER = { port: 17433, uiPort: 18433 };
+const serverPort = (): number => (options.projectServer ? 7233 : FRESH_SERVER.port);
+const serverAddress = (): string => `127.0.0.1:${serverPort()}`;
+
+function serverScript(command: 'start' | 'stop', dataDir: string | null): void {
+  const env = dataDir
+    ? {
+        ...process.env,
+        LOCKWARDEN_DATA_DIR: dataDir,
+        TEMPORAL_PORT: String(FRESH_SERVER.port),
+        TEMPORAL_UI_PORT: String(FRESH_SERVER.uiPort),
+      }
+    : process.env;
+  execFileSync('bash', [path.join(__dirname, '..', 'scripts', 'temporal-server.sh'), command], {
+    stdio: 'ignore',
+    env,
+  });
+}
+
 function temporalServerPid(): number {
   const out = execFileSync('pgrep', [
     '-f',
-    'temporal server start-dev --ip 127.0.0.1 --port 7233',
+    `temporal server start-dev --ip 127.0.0.1 --port ${serverPort()} `,
   ]).toString();
   return Number(out.trim().split('\n')[0]);
 }
@@ -149,7 +180,7 @@ async function measure(
       stdio: ['ignore', 'inherit', 'inherit'],
       env: {
         ...process.env,
-        TEMPORAL_ADDRESS,
+        TEMPORAL_ADDRESS: serverAddress(),
         LOCK_SERVICE_URL: lockUrl,
         SCALE_TASK_QUEUE: taskQueue,
         SCALE_BUNDLE: bundlePath,
@@ -344,9 +375,10 @@ function formatRow(r: Row): string {
 }
 
 async function main(): Promise<void> {
-  execFileSync('bash', [path.join(__dirname, '..', 'scripts', 'temporal-server.sh'), 'start'], {
-    stdio: 'ignore',
-  });
+  const freshData = options.projectServer
+    ? null
+    : fs.mkdtempSync(path.join(os.tmpdir(), 'lockwarden-scale-temporal-'));
+  serverScript('start', freshData);
   if (options.backend !== 'sqlite')
     execFileSync('bash', [path.join(__dirname, '..', 'scripts', 'lock-servers.sh'), 'start'], {
       stdio: 'ignore',
@@ -355,9 +387,9 @@ async function main(): Promise<void> {
   const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
   fs.writeFileSync(bundlePath, bundle.code);
   const workerScript = compiledWorker();
-  const client = new Client({ connection: await Connection.connect({ address: TEMPORAL_ADDRESS }) });
+  const client = new Client({ connection: await Connection.connect({ address: serverAddress() }) });
   const header = [
-    `scale, ${options.backend}, idle window ${options.idleS} s, ${os.cpus().length} cores, workflow cache ${options.maxCached ?? 'the worker default'}, ${new Date().toISOString()}`,
+    `scale, ${options.backend}, ${options.projectServer ? "the project's dev server" : 'a fresh dev server'}, idle window ${options.idleS} s, ${os.cpus().length} cores, workflow cache ${options.maxCached ?? 'the worker default'}, ${new Date().toISOString()}`,
     '',
     '| waiters | keys | worker CPU | server CPU | lock calls/s | history events / waiter / min | worker RSS | drain | independent keys/s | drain ÷ independent |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
@@ -391,6 +423,10 @@ async function main(): Promise<void> {
     }
   } finally {
     await client.connection.close();
+    if (freshData) {
+      serverScript('stop', freshData);
+      fs.rmSync(freshData, { recursive: true, force: true });
+    }
   }
   console.log(`written to ${path.relative(process.cwd(), out)}`);
 }

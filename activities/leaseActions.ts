@@ -26,7 +26,7 @@ export interface RenewalDeps {
  */
 export async function renewFenced(
   { locks, log, metrics }: RenewalDeps,
-  lease: Lease,
+  lease: Pick<Lease, 'key' | 'holder' | 'token'>,
 ): Promise<RenewalResult> {
   gateLeaseAction('renew', lease.token);
   const renewed = await nonRetryableOnBadInput(() =>

@@ -61,8 +61,10 @@ export interface LeaseKeeperDeps extends RenewalDeps {
  * the fenced renewal (the token the service issued, nothing else), and heartbeats after each renewal.
  * A hold then costs its workflow no task and no history event per renewal (a session's workflow task
  * costs milliseconds of worker CPU; a renewal here costs the lock call and a heartbeat). It returns
- * only when the lease is lost, and ends cancelled when its session releases. A worker that dies or
- * stalls misses its heartbeat, and Temporal retries the keeper on another worker, which renews at once.
+ * only when the lease is lost, and ends cancelled when its session releases. A keeper whose worker
+ * dies or stalls falls silent: the other workers' sweep renews its lease meanwhile
+ * (worker/silentLeases.ts), and after its heartbeat timeout (policy/leaseKeeping.ts) Temporal runs
+ * it again on another worker, which renews at once.
  */
 export async function keepLease(deps: LeaseKeeperDeps, lease: Lease, plan: KeepPlan): Promise<KeeperEnd> {
   const context = Context.current();

@@ -3,11 +3,13 @@ import type { Logger } from 'pino';
 import type { LockService } from '../locks/lockService';
 import { acquisitionWorkflowId } from '../policy/constants';
 import { lockReleased, type ReleaseNotice } from '../temporal/messages';
+import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 
 /**
- * Wakes a waiting session from an activity, through the worker's own Temporal client: a release
- * reaches the head of the queue in one hop, with no workflow task of the releasing session between
- * the lock service's answer and the signal.
+ * Reaches sessions through the worker's own Temporal client. It wakes a waiting session from an
+ * activity (a release reaches the head of the queue in one hop, with no workflow task of the
+ * releasing session between the lock service's answer and the signal), and tells the sweep whether
+ * a lease's holder is a session that still holds it.
  */
 export interface SessionWaker {
   /**
@@ -16,6 +18,11 @@ export interface SessionWaker {
    * behind), 'woken' otherwise: a failure to reach Temporal is logged, and the ticket is kept.
    */
   wake(key: string, requester: string, notice?: ReleaseNotice): Promise<'woken' | 'gone'>;
+  /**
+   * True when the session of (key, holder) runs and its `LockState` is `holding`. A session that
+   * ended, was terminated, or never ran (the holder lives outside lockwarden) does not hold.
+   */
+  holds(key: string, holder: string): Promise<boolean>;
 }
 
 /** A waker that signals `lockReleased` to the session of (key, requester). */
@@ -33,6 +40,18 @@ export function createSessionWaker(client: Client, log: Logger): SessionWaker {
           gone ? 'no running session to wake' : 'could not wake the session',
         );
         return gone ? 'gone' : 'woken';
+      }
+    },
+    async holds(key, holder) {
+      try {
+        const session = await client.workflow.getHandle(acquisitionWorkflowId(key, holder)).describe();
+        return (
+          session.status.name === 'RUNNING' &&
+          session.typedSearchAttributes.get(SEARCH_ATTRIBUTES.lockState) === 'holding'
+        );
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return false;
+        throw error;
       }
     },
   };

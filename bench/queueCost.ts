@@ -6,6 +6,7 @@ import { mapConcurrently } from '../client/concurrency';
 import { SERVER_URLS } from '../devkit/servers';
 import { freshSqlitePath, unique } from '../devkit/tempFiles';
 import type { LockService } from '../locks/lockService';
+import { SILENT_LEASE_FRACTION } from '../policy/leaseKeeping';
 import { openLockService } from '../locks/openLockService';
 import type { Lease } from '../policy/lockSchemas';
 import { SESSION_QUEUE_TICKET_MS } from '../policy/lockSchemas';
@@ -21,8 +22,8 @@ import { median, percentile } from './stats';
 // holder's renewal, a position read, and a hand-off (release, then the head's granted tryAcquire,
 // then the new holder's release and the old head's return to the tail, so the queue keeps its size).
 // The wait-for reads (holdings and waits) read every key: they run when a waiter's situation
-// changes, not on every wake, and are timed too; so is the queue sweep's stalledQueues(), which each
-// worker makes every few seconds.
+// changes, not on every wake, and are timed too; so are the sweep's stalledQueues() and
+// leasesRunningLow(), which each worker makes every few seconds.
 
 const options = new Command('queue-cost')
   .option('--samples <n>', 'timed calls of each kind per layout', wholeNumber(1), 200)
@@ -114,7 +115,11 @@ async function measureBackend(backend: string, url: string) {
       const waits = await timed(Math.min(options.samples, 50), () => locks.waits());
       // The queue sweep's one call, every key held: what each worker pays every sweep.
       const stalled = await timed(Math.min(options.samples, 50), () => locks.stalledQueues());
-      rows.push({ layout: layout.name, setupS, ...timing, holdings, waits, stalled });
+      // Its other call: the leases whose keepers fell silent (none here: all were just granted).
+      const silent = await timed(Math.min(options.samples, 50), () =>
+        locks.leasesRunningLow(SILENT_LEASE_FRACTION),
+      );
+      rows.push({ layout: layout.name, setupS, ...timing, holdings, waits, stalled, silent });
       await mapConcurrently([...holders.values()], 20, (lease) => locks.release(lease));
       const everyone = ['holder', ...waiters];
       await mapConcurrently(keys, 20, async (k) => {
@@ -137,18 +142,18 @@ async function main(): Promise<void> {
   const lines = [
     `queue cost per call, ms p50 / p99, ${options.samples} samples each, ${new Date().toISOString()}`,
     '',
-    '| backend | layout | ticket refresh | renew | position | hand-off (release + grant + re-queue) | holdings (all keys) | waits (all keys) | stalled queues (the sweep) |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| backend | layout | ticket refresh | renew | position | hand-off (release + grant + re-queue) | holdings (all keys) | waits (all keys) | stalled queues (the sweep) | silent leases (the sweep) |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   console.log(lines.join('\n'));
   for (const backend of ['sqlite', 'redis', 'postgres', 'etcd']) {
     const result = await measureBackend(backend, urls[backend]!);
     const b = result.base;
-    const baseLine = `| ${backend} | 1 key × 1 waiter (baseline) | ${ms(b.refresh)} | ${ms(b.renew)} | ${ms(b.position)} | ${ms(b.handoff)} | – | – | – |`;
+    const baseLine = `| ${backend} | 1 key × 1 waiter (baseline) | ${ms(b.refresh)} | ${ms(b.renew)} | ${ms(b.position)} | ${ms(b.handoff)} | – | – | – | – |`;
     console.log(baseLine);
     lines.push(baseLine);
     for (const r of result.rows) {
-      const line = `| ${backend} | ${r.layout} | ${ms(r.refresh)} | ${ms(r.renew)} | ${ms(r.position)} | ${ms(r.handoff)} | ${ms(r.holdings)} | ${ms(r.waits)} | ${ms(r.stalled)} |`;
+      const line = `| ${backend} | ${r.layout} | ${ms(r.refresh)} | ${ms(r.renew)} | ${ms(r.position)} | ${ms(r.handoff)} | ${ms(r.holdings)} | ${ms(r.waits)} | ${ms(r.stalled)} | ${ms(r.silent)} |`;
       console.log(line);
       lines.push(line);
     }

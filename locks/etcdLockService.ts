@@ -11,6 +11,7 @@ import {
   type Lease,
   lockKeySchema,
   type ParsedTryAcquireRequest,
+  fractionLeftSchema,
   parseOrThrow,
   parseTryAcquire,
   type TryAcquireRequest,
@@ -27,7 +28,7 @@ import {
   type Ticket,
   waitersOf,
 } from './grantRules';
-import type { LockRecord, LockService, StalledQueue } from './lockService';
+import type { LockRecord, LockService, LowLease, StalledQueue } from './lockService';
 
 /** Options of the etcd backend. */
 export interface EtcdLockServiceOptions {
@@ -199,6 +200,33 @@ export class EtcdLockService implements LockService {
       }),
     );
     return queues.filter((q) => q.waiters.length > 0);
+  }
+
+  /**
+   * etcd keeps a lease's remaining time in the lease itself, not in the key: this asks each held
+   * lease for it, one call per holder (whole seconds, rounded down), so on etcd the sweep's cost follows the holders.
+   */
+  async leasesRunningLow(fractionLeft: number): Promise<LowLease[]> {
+    const fraction = parseOrThrow(fractionLeftSchema, fractionLeft, 'leasesRunningLow fraction');
+    const kvs = (await this.client.getAll().prefix(LEASE_PREFIX).exec()).kvs;
+    const now = Date.now();
+    const leases = await Promise.all(
+      kvs.map(async (kv): Promise<LowLease> => {
+        const value = JSON.parse(kv.value.toString()) as LeaseValue;
+        // Whole seconds, rounded down (0: under a second left); -1 once the lease has gone.
+        const { TTL } = await this.client.leaseClient.leaseTimeToLive({ ID: kv.lease });
+        const remainingMs = Number(TTL) * 1000;
+        return {
+          key: decodeURIComponent(kv.key.toString().slice(LEASE_PREFIX.length)),
+          holder: value.holder,
+          token: kv.create_revision,
+          leaseUntil: now + remainingMs,
+          ttlMs: value.ttlMs,
+          remainingMs,
+        };
+      }),
+    );
+    return leases.filter((l) => l.remainingMs >= 0 && l.remainingMs < l.ttlMs * fraction);
   }
 
   async close(): Promise<void> {

@@ -33,6 +33,16 @@ export interface QueuedWaiter {
   expiresAt: number | null;
 }
 
+/**
+ * A live lease with less than a given fraction of its TTL left, read on the service's clock: one whose
+ * keeper has missed a renewal (see `leasesRunningLow`).
+ */
+export interface LowLease extends Holding {
+  ttlMs: number;
+  /** What is left of the lease, on the service's clock. */
+  remainingMs: number;
+}
+
 /** A key that no live lease holds while its queue still has live tickets: its waiters, head first. */
 export interface StalledQueue {
   key: string;
@@ -73,6 +83,12 @@ export interface LockService {
    * lockwarden). Read per key held or not, never per waiter of a held key.
    */
   stalledQueues(): Promise<StalledQueue[]>;
+  /**
+   * The live leases with less than `fractionLeft` of their TTL left (0 < fractionLeft ≤ 1), judged
+   * on the service's clock: a lease renewed on schedule never falls that low, so these are the leases
+   * whose keepers have gone quiet. The sweep renews them for a session that still holds them.
+   */
+  leasesRunningLow(fractionLeft: number): Promise<LowLease[]>;
   /** Releases the connection or file handle. */
   close(): Promise<void>;
 }

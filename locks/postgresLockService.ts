@@ -7,6 +7,7 @@ import {
   type FencedTarget,
   type Holding,
   lockKeySchema,
+  fractionLeftSchema,
   parseOrThrow,
   parseTryAcquire,
   type TryAcquireRequest,
@@ -25,7 +26,7 @@ import {
   type Ticket,
   waitersOf,
 } from './grantRules';
-import type { LockRecord, LockService, StalledQueue } from './lockService';
+import type { LockRecord, LockService, LowLease, StalledQueue } from './lockService';
 import { migratePostgres } from './postgresMigrations';
 import { resilientPool } from './postgresPool';
 import { untilReachable } from './untilReachable';
@@ -248,6 +249,25 @@ export class PostgresLockService implements LockService {
        WHERE (l.holder IS NULL OR l.lease_until_ms <= t.now) AND w.expires_at_ms > t.now`,
     );
     return stalledQueuesOf(result.rows.map((r) => ({ ...r, seq: Number(r.seq) })));
+  }
+
+  async leasesRunningLow(fractionLeft: number): Promise<LowLease[]> {
+    const fraction = parseOrThrow(fractionLeftSchema, fractionLeft, 'leasesRunningLow fraction');
+    await this.ready;
+    const result = await this.pool.query<LeaseRow & { ttl_ms: number; remaining_ms: string }>(
+      `SELECT key, holder, token, ttl_ms, lease_until_ms, lease_until_ms - t.now AS remaining_ms
+       FROM lockwarden_leases, (SELECT ${SERVICE_NOW} AS now) t
+       WHERE holder IS NOT NULL AND lease_until_ms > t.now AND lease_until_ms - t.now < ttl_ms * $1::float8`,
+      [fraction],
+    );
+    return result.rows.map((r) => ({
+      key: r.key,
+      holder: r.holder!,
+      token: r.token!,
+      leaseUntil: Number(r.lease_until_ms),
+      ttlMs: Number(r.ttl_ms),
+      remainingMs: Number(r.remaining_ms),
+    }));
   }
 
   async close(): Promise<void> {

@@ -6,6 +6,7 @@ import {
   type DenialCode,
   type FencedActionResult,
   fencedTargetSchema,
+  fractionLeftSchema,
   type FencedTarget,
   type Holding,
   lockKeySchema,
@@ -17,8 +18,8 @@ import {
   type WaiterRef,
 } from '../policy/lockSchemas';
 import { type Ticket, waitersOf } from './grantRules';
-import type { LockRecord, LockService, StalledQueue } from './lockService';
-import { ACQUIRE, INSPECT, POSITION, RELEASE, RENEW, SNAPSHOT, STALLED } from './redisScripts';
+import type { LockRecord, LockService, LowLease, StalledQueue } from './lockService';
+import { ACQUIRE, INSPECT, POSITION, RELEASE, RENEW, RUNNING_LOW, SNAPSHOT, STALLED } from './redisScripts';
 
 /** Options of the Redis backend. */
 export interface RedisLockServiceOptions {
@@ -185,6 +186,22 @@ export class RedisLockService implements LockService {
     for (let i = 0; i < reply.length; i += 2)
       queues.push({ key: String(reply[i]), waiters: (reply[i + 1] as string[]).map(String) });
     return queues;
+  }
+
+  async leasesRunningLow(fractionLeft: number): Promise<LowLease[]> {
+    const fraction = parseOrThrow(fractionLeftSchema, fractionLeft, 'leasesRunningLow fraction');
+    const reply = await this.run(RUNNING_LOW, [ALL_KEYS], [String(fraction)]);
+    const leases: LowLease[] = [];
+    for (let i = 0; i < reply.length; i += 6)
+      leases.push({
+        key: String(reply[i]),
+        holder: String(reply[i + 1]),
+        token: String(reply[i + 2]),
+        leaseUntil: Number(reply[i + 3]),
+        ttlMs: Number(reply[i + 4]),
+        remainingMs: Number(reply[i + 5]),
+      });
+    return leases;
   }
 
   async close(): Promise<void> {

@@ -165,3 +165,21 @@ for _, k in ipairs(redis.call('SMEMBERS', KEYS[1])) do
 end
 return out
 `;
+
+/**
+ * KEYS: keys. ARGV: fractionLeft. Lists the live leases with less than fractionLeft of their TTL left:
+ * {key, holder, token, until, ttl, remaining, ...}. One read per key.
+ */
+export const RUNNING_LOW = `${NOW}
+local out = {}
+local fraction = tonumber(ARGV[1])
+for _, k in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local lease = redis.call('HMGET', 'lockwarden:lease:' .. k, 'holder', 'token', 'until', 'ttl')
+  local untilMs, ttl = tonumber(lease[3]), tonumber(lease[4])
+  if lease[1] ~= false and untilMs ~= nil and ttl ~= nil and untilMs > now and untilMs - now < ttl * fraction then
+    table.insert(out, k); table.insert(out, lease[1]); table.insert(out, lease[2])
+    table.insert(out, untilMs); table.insert(out, ttl); table.insert(out, untilMs - now)
+  end
+end
+return out
+`;

@@ -10,6 +10,7 @@ import {
   type Holding,
   type Lease,
   lockKeySchema,
+  fractionLeftSchema,
   parseOrThrow,
   parseTryAcquire,
   type TryAcquireRequest,
@@ -28,7 +29,7 @@ import {
   waitersOf,
   type Ticket,
 } from './grantRules';
-import type { LockRecord, LockService, StalledQueue } from './lockService';
+import type { LockRecord, LockService, LowLease, StalledQueue } from './lockService';
 
 /** Options of the embedded backend. */
 export interface SqliteLockServiceOptions {
@@ -119,6 +120,11 @@ export class SqliteLockService implements LockService {
          ON CONFLICT (key, requester) DO UPDATE SET expires_at_ms = @expires`,
       ),
       dropTicket: db.prepare('DELETE FROM lock_waiters WHERE key = ? AND requester = ?'),
+      runningLow: db.prepare(
+        `SELECT key, holder, token, ttl_ms, lease_until_ms, lease_until_ms - @now AS remaining_ms
+         FROM lock_leases
+         WHERE holder IS NOT NULL AND lease_until_ms > @now AND lease_until_ms - @now < ttl_ms * @fraction`,
+      ),
       // Driven by the keys' rows (a key has one once anyone asked for it): free keys only, then their
       // tickets by the (key, requester) primary key.
       stalledTickets: db.prepare(
@@ -230,6 +236,22 @@ export class SqliteLockService implements LockService {
   async stalledQueues(): Promise<StalledQueue[]> {
     const rows = this.sql.stalledTickets.all({ now: this.now() }) as (Ticket & { key: string })[];
     return stalledQueuesOf(rows);
+  }
+
+  async leasesRunningLow(fractionLeft: number): Promise<LowLease[]> {
+    const fraction = parseOrThrow(fractionLeftSchema, fractionLeft, 'leasesRunningLow fraction');
+    const rows = this.sql.runningLow.all({ now: this.now(), fraction }) as (LeaseRow & {
+      ttl_ms: bigint;
+      remaining_ms: bigint;
+    })[];
+    return rows.map((r) => ({
+      key: r.key,
+      holder: r.holder!,
+      token: r.token!.toString(),
+      leaseUntil: toNumber(r.lease_until_ms)!,
+      ttlMs: Number(r.ttl_ms),
+      remainingMs: Number(r.remaining_ms),
+    }));
   }
 
   async close(): Promise<void> {

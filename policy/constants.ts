@@ -50,6 +50,13 @@ export const DEFAULT_MAX_CONCURRENT_ACTIVITIES = 10_000;
  */
 export const DEFAULT_QUEUE_SWEEP_MS = 5_000;
 
+/**
+ * The slowest sweep a worker may run: the sweep also renews leases whose keepers fell silent, and a
+ * session counts on a sweep at least this often when it gives its keeper a long heartbeat timeout
+ * (policy/leaseKeeping.ts).
+ */
+export const MAX_QUEUE_SWEEP_MS = 5_000;
+
 /** The lock service's observed latency floor: no retry is ever scheduled sooner than this. */
 export const LATENCY_FLOOR_MS = 50;
 

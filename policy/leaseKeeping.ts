@@ -1,7 +1,7 @@
-import { LATENCY_FLOOR_MS } from './constants';
+import { LATENCY_FLOOR_MS, MAX_QUEUE_SWEEP_MS } from './constants';
 
-// When a hold renews, and how soon a keeper whose worker died is replaced: reviewed rules, never
-// taken from a decision.
+// When a hold renews, who renews it when its keeper falls silent, and how soon a silent keeper is
+// replaced: reviewed rules, never taken from a decision.
 
 /** A holding session renews at this fraction of the TTL. */
 export const RENEW_FRACTION = 1 / 3;
@@ -12,13 +12,47 @@ export function renewalIntervalMs(ttlMs: number): number {
 }
 
 /**
- * How long the server waits for a keeper's heartbeat before it runs the keeper again elsewhere. The
- * lease, last renewed at most one interval before the keeper's worker died, lasts two more intervals;
- * the server notices the silence at most this long after the last heartbeat it got, and the next
- * attempt renews at once. So it is two intervals less a margin (for the retry's dispatch and the
- * server's timer precision), and the new keeper renews before the lease runs out. The SDK sends
- * heartbeats at most every 0.8 of it: that, times the holders, is the server's load.
+ * The queue sweep renews, for a session that still holds it, a lease with less than this fraction of
+ * its TTL left. A keeper on schedule renews with 1 − RENEW_FRACTION (two thirds) left, so a lease
+ * below 0.6 has missed its renewal by a tenth of its TTL: its keeper's worker died or stalled.
  */
-export function keeperHeartbeatTimeoutMs(renewEveryMs: number): number {
-  return 2 * renewEveryMs - Math.min(2_000, renewEveryMs / 2);
+export const SILENT_LEASE_FRACTION = 0.6;
+
+/** How long a sweep's renewal may take to land once the sweep has seen a silent lease. */
+const SWEEP_RENEWAL_MS = 1_000;
+
+/**
+ * Whether a sweep every `sweepEveryMs` (at most MAX_QUEUE_SWEEP_MS, as a worker allows) renews a
+ * silent lease of `ttlMs` before it runs out: the lease falls below SILENT_LEASE_FRACTION, the next
+ * sweep sees it within one interval, and its renewal lands within SWEEP_RENEWAL_MS.
+ */
+export function sweepKeepsLease(ttlMs: number, sweepEveryMs: number = MAX_QUEUE_SWEEP_MS): boolean {
+  return ttlMs * SILENT_LEASE_FRACTION >= sweepEveryMs + SWEEP_RENEWAL_MS;
+}
+
+/**
+ * A keeper whose lease the sweep keeps heartbeats for Temporal's sake only: its heartbeats carry its
+ * cancellation, and a keeper silent this long is run again on another worker. Each heartbeat, and
+ * each firing of the server's heartbeat timer, is a write of the session's state on the Temporal
+ * server, so the longer this is, the less a holder costs the server (the SDK sends heartbeats at most
+ * every 60 s whatever the timeout: two writes a minute a holder at most).
+ */
+export const SWEPT_KEEPER_HEARTBEAT_TIMEOUT_MS = 120_000;
+
+/**
+ * How long the server waits for a keeper's heartbeat before it runs the keeper again elsewhere.
+ *
+ * A lease the sweep keeps (sweepKeepsLease) needs no quick replacement: while the keeper is silent
+ * the sweep renews it, so the timeout is SWEPT_KEEPER_HEARTBEAT_TIMEOUT_MS. A shorter lease has only
+ * Temporal: renewed at most one interval before the keeper's worker died, it lasts two more
+ * intervals; the server notices the silence at most this long after the last heartbeat it got, and
+ * the next attempt renews at once. So the timeout is two intervals less a margin (for the retry's
+ * dispatch and the server's timer precision), and the new keeper renews before the lease runs out.
+ */
+export function keeperHeartbeatTimeoutMs(ttlMs: number): number {
+  const renewEveryMs = renewalIntervalMs(ttlMs);
+  const beforeLeaseEnds = 2 * renewEveryMs - Math.min(2_000, renewEveryMs / 2);
+  return sweepKeepsLease(ttlMs)
+    ? Math.max(SWEPT_KEEPER_HEARTBEAT_TIMEOUT_MS, beforeLeaseEnds)
+    : beforeLeaseEnds;
 }

@@ -149,6 +149,9 @@ export const fencedTargetSchema = fencedTargetFields.transform(({ key, holder, t
 }));
 export type FencedTarget = z.output<typeof fencedTargetSchema>;
 
+/** The fraction of a TTL `leasesRunningLow` looks below: more than nothing, at most the whole TTL. */
+export const fractionLeftSchema = z.number().gt(0).max(1);
+
 /** Parses `input` with `schema`, or throws an {@link InvalidLockRequestError} naming every bad field. */
 export function parseOrThrow<T extends z.ZodType>(schema: T, input: unknown, what: string): z.infer<T> {
   const result = schema.safeParse(input);

@@ -222,6 +222,33 @@ describe.each(backendHarnesses())('lock service contract on $name', (harness) =>
     expect(await mine()).toEqual([{ key, waiters: ['next'] }]);
   });
 
+  it(`[${harness.name}] lists a lease that went a third of its TTL unrenewed, with its token, until it is renewed`, async () => {
+    const low = async () => (await locks.leasesRunningLow(0.6)).filter((l) => l.key === key);
+    const ttlMs = 3_000; // whole seconds, as etcd keeps them
+    const lease = granted(await acquire('quiet', { ttlMs }));
+    expect(await low()).toEqual([]);
+    await delay(2_000);
+    const [listed, ...more] = await low();
+    expect(more).toEqual([]);
+    expect(listed).toMatchObject({ key, holder: 'quiet', token: lease.token, ttlMs });
+    expect(listed!.remainingMs).toBeGreaterThanOrEqual(0); // etcd: whole seconds, rounded down
+    expect(listed!.remainingMs).toBeLessThan(ttlMs * 0.6);
+    expect(await locks.renew(lease)).toMatchObject({ ok: true });
+    expect(await low()).toEqual([]);
+    // A released lease is nobody's to renew.
+    await delay(2_000);
+    expect(await low()).toHaveLength(1);
+    expect(await locks.release(lease)).toMatchObject({ ok: true });
+    expect(await low()).toEqual([]);
+  });
+
+  it.each([0, 1.5, Number.NaN])(
+    `[${harness.name}] refuses %p as the fraction of a TTL left`,
+    async (fraction) => {
+      await expect(locks.leasesRunningLow(fraction)).rejects.toThrow(/^invalid leasesRunningLow fraction: /);
+    },
+  );
+
   it.each([
     ['an empty key', { key: '', requester: 'a', ttlMs: 1_000 }, /key: must not be empty/],
     ['an oversized key', { key: 'k'.repeat(257), requester: 'a', ttlMs: 1_000 }, /key: must be at most 256/],

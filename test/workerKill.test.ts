@@ -52,13 +52,19 @@ describe('a worker killed with SIGKILL mid-flight', () => {
       const atKill = await locks.inspect(held);
       worker = startWorkerProcess(lockFile, taskQueue, { LOCKWARDEN_ESCALATIONS_FILE: escalations });
 
-      // The new worker picks the hold up and renews it (every TTL/3), with the same token.
+      // The new worker keeps the hold: it renews the lease, with the same token, before it runs out.
       await waitFor(
         'a renewal by the new worker',
         async () => ((await locks.inspect(held)).leaseUntil ?? 0) > atKill.leaseUntil!,
         60_000,
       );
       expect(await locks.inspect(held)).toMatchObject({ holder: 'holder', token: atKill.token });
+      // That renewal was the new worker's sweep: Temporal still counts the dead worker's keeper as
+      // running (its heartbeat timeout is two minutes), and runs it again only after that.
+      const pending =
+        (await fixture.env.client.workflow.getHandle(holder.session.workflowId).describe()).raw
+          .pendingActivities ?? [];
+      expect(pending.map((a) => [a.activityType?.name, a.attempt])).toEqual([['keepLease', 1]]);
       expect(await release(fixture.env.client, holder.lease)).toMatchObject({ ok: true });
       await waitFor(
         'the sleeper holding',

@@ -3,6 +3,7 @@ import { DEFAULT_ONCALL, type OnCallConfig } from '../activities/oncallActivitie
 import { DEFAULT_LOCK_SERVICE_URL } from '../locks/openLockService';
 import {
   DEFAULT_QUEUE_SWEEP_MS,
+  MAX_QUEUE_SWEEP_MS,
   DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS,
   DEFAULT_MAX_CACHED_WORKFLOWS,
   DEFAULT_NAMESPACE,
@@ -52,7 +53,7 @@ const workerConfigSchema = z.object({
     .number()
     .int()
     .min(500)
-    .max(10 * 60 * 1000)
+    .max(MAX_QUEUE_SWEEP_MS)
     .default(DEFAULT_QUEUE_SWEEP_MS),
   LOCKWARDEN_DEPLOYMENT: deploymentNameSchema.optional(),
   LOCKWARDEN_BUILD_ID: buildIdSchema.default(LOCKWARDEN_VERSION),

@@ -16,7 +16,7 @@ import type { LockService } from '../locks/lockService';
 import { WORKFLOWS_PATH } from './createWorker';
 import { withKeeperSlots } from './activitySlots';
 import { withIsolateTimeout } from './isolateTimeout';
-import { withQueueSweep } from './queueSweep';
+import { sweepIntervalMs, withQueueSweep } from './queueSweep';
 import { sessionMetricsSinks } from './sessionMetricsSinks';
 
 /** What lockwarden needs inside a user's worker: its lock service and its side effects' targets. */
@@ -39,7 +39,7 @@ export interface LockwardenPluginOptions {
    * `isolateExecutionTimeout` says otherwise; DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS when absent.
    */
   isolateExecutionTimeoutMs?: number;
-  /** How often the worker looks for stalled queues (worker/queueSweep.ts); 5 s when absent. */
+  /** How often the worker sweeps (worker/queueSweep.ts); 5 s when absent, and at most 5 s. */
   queueSweepMs?: number;
 }
 
@@ -56,6 +56,7 @@ export class LockwardenPlugin extends SimplePlugin {
   private readonly isolateExecutionTimeoutMs: number | undefined;
 
   constructor(options: LockwardenPluginOptions) {
+    sweepIntervalMs(options.queueSweepMs); // a bad interval fails here, not when the worker runs
     const metrics = options.metrics ?? createMetrics();
     const log = options.log ?? pino({ base: { service: 'lockwarden' } });
     const waker = createSessionWaker(options.client, log);
@@ -73,7 +74,7 @@ export class LockwardenPlugin extends SimplePlugin {
       }),
       // The queue sweep runs beside the worker: see worker/queueSweep.ts.
       runContext: (next) =>
-        withQueueSweep({ locks: options.locks, waker, log, everyMs: options.queueSweepMs }, next),
+        withQueueSweep({ locks: options.locks, waker, log, metrics, everyMs: options.queueSweepMs }, next),
     });
     this.metrics = metrics;
     this.isolateExecutionTimeoutMs = options.isolateExecutionTimeoutMs;

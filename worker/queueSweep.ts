@@ -1,32 +1,59 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { WorkerPlugin } from '@temporalio/worker';
 import { type QueueWakeDeps, wakeFirstLiving } from '../activities/sessionSignals';
-import { DEFAULT_QUEUE_SWEEP_MS } from '../policy/constants';
+import type { Metrics } from '../activities/metrics';
+import { DEFAULT_QUEUE_SWEEP_MS, MAX_QUEUE_SWEEP_MS } from '../policy/constants';
 import { queuesToWake } from '../policy/queueSweep';
+import { renewSilentLeases } from './silentLeases';
 
-/** What a sweep needs: what waking a queue needs, and how often to look. */
+/** What a sweep needs: what waking a queue needs, where renewals are counted, and how often to look. */
 export interface QueueSweepOptions extends QueueWakeDeps {
+  metrics?: Metrics;
+  /** At most MAX_QUEUE_SWEEP_MS: sessions count on that for their silent leases. */
   everyMs?: number;
 }
 
+/** The sweep's interval, checked: a slower sweep would let a silent lease run out. */
+export function sweepIntervalMs(everyMs: number = DEFAULT_QUEUE_SWEEP_MS): number {
+  if (!Number.isInteger(everyMs) || everyMs < 1 || everyMs > MAX_QUEUE_SWEEP_MS)
+    throw new RangeError(
+      `queue sweep interval must be a whole number of ms from 1 to ${MAX_QUEUE_SWEEP_MS}, got ${everyMs}`,
+    );
+  return everyMs;
+}
+
 /**
- * The queue sweep: every `everyMs`, one call to the lock service for the keys that nobody holds
- * while their queues wait (`stalledQueues`), and a wake-up for the head of each one seen so at two
- * sweeps in a row (policy/queueSweep.ts). It is what tells a parked head that a lease ended when no
- * session is left to tell it: the holder's session was terminated or timed out, the holder lives
- * outside lockwarden, or the head woken by a release died before it tried. Parked waiters watch
- * nothing themselves, so this is the one periodic cost of waiting, and it does not grow with them.
- * Runs until `signal` aborts; a failed sweep is logged and the next one goes on.
+ * The queue sweep, every `everyMs`, two lock-service calls:
+ *
+ * - the leases whose keepers fell silent (`leasesRunningLow`), renewed for the sessions that still
+ *   hold them (worker/silentLeases.ts): a holder's worker that died costs no lease;
+ * - the keys that nobody holds while their queues wait (`stalledQueues`), and a wake-up for the head
+ *   of each one seen so at two sweeps in a row (policy/queueSweep.ts). It is what tells a parked head
+ *   that a lease ended when no session is left to tell it: the holder's session was terminated or
+ *   timed out, the holder lives outside lockwarden, or the head woken by a release died before it
+ *   tried.
+ *
+ * Parked waiters watch nothing themselves and keepers heartbeat rarely, so this is the one periodic
+ * cost of waiting, and it does not grow with the waiters. Runs until `signal` aborts; a failed sweep
+ * is logged and the next one goes on.
  */
 export async function sweepQueues(options: QueueSweepOptions, signal: AbortSignal): Promise<void> {
   const { locks, log } = options;
-  const everyMs = options.everyMs ?? DEFAULT_QUEUE_SWEEP_MS;
+  const everyMs = sweepIntervalMs(options.everyMs);
   let previous = new Map<string, string>();
   while (!signal.aborted) {
     try {
       await delay(everyMs, undefined, { signal });
     } catch {
       return; // aborted: the worker is shutting down
+    }
+    try {
+      await renewSilentLeases(options);
+    } catch (error) {
+      log.warn(
+        { event: 'lock.sweep-failed', part: 'silent leases', error: String(error) },
+        'renewing silent leases failed; the next sweep goes on',
+      );
     }
     try {
       const verdict = queuesToWake(previous, await locks.stalledQueues());
@@ -49,6 +76,7 @@ export async function sweepQueues(options: QueueSweepOptions, signal: AbortSigna
 
 /** Runs `work` (a worker's run) with the queue sweep beside it, and stops the sweep when it ends. */
 export async function withQueueSweep(options: QueueSweepOptions, work: () => Promise<void>): Promise<void> {
+  sweepIntervalMs(options.everyMs);
   const stop = new AbortController();
   const sweeping = sweepQueues(options, stop.signal);
   try {
@@ -61,6 +89,7 @@ export async function withQueueSweep(options: QueueSweepOptions, work: () => Pro
 
 /** A worker plugin that runs the queue sweep for as long as the worker runs. */
 export function queueSweepPlugin(options: QueueSweepOptions): WorkerPlugin {
+  sweepIntervalMs(options.everyMs);
   return {
     name: 'lockwarden-queue-sweep',
     runWorker: (worker, next) => withQueueSweep(options, () => next(worker)),

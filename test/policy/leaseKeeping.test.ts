@@ -1,21 +1,57 @@
 import fc from 'fast-check';
-import { keeperHeartbeatTimeoutMs, renewalIntervalMs } from '../../policy/leaseKeeping';
+import { MAX_QUEUE_SWEEP_MS } from '../../policy/constants';
+import {
+  keeperHeartbeatTimeoutMs,
+  renewalIntervalMs,
+  RENEW_FRACTION,
+  SILENT_LEASE_FRACTION,
+  sweepKeepsLease,
+} from '../../policy/leaseKeeping';
+
+const anyTtl = fc.integer({ min: 200, max: 24 * 60 * 60 * 1000 });
 
 describe("the lease keeper's timing", () => {
-  it('replaces a dead keeper before the lease it last renewed runs out, at every TTL from 200 ms', () => {
+  it('keeps every lease whose keeper dies: the sweep renews it in time, or Temporal replaces the keeper in time', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 200, max: 24 * 60 * 60 * 1000 }), (ttlMs) => {
+      fc.property(anyTtl, (ttlMs) => {
         const every = renewalIntervalMs(ttlMs);
-        const timeout = keeperHeartbeatTimeoutMs(every);
-        // Worst case: the last renewal one interval before the worker died, the last heartbeat the
-        // server got at the moment it died; the retried keeper needs a moment to be dispatched.
-        const leaseLeftAtDeath = ttlMs - every;
-        const dispatchMs = Math.min(500, every / 4);
-        expect(timeout + dispatchMs).toBeLessThan(leaseLeftAtDeath);
-        // And a live keeper, heartbeating after each renewal, is never timed out between two.
+        const timeout = keeperHeartbeatTimeoutMs(ttlMs);
+        if (sweepKeepsLease(ttlMs)) {
+          // The lease falls below the silent fraction, the slowest sweep sees it within one interval,
+          // and the renewal lands within a second: all before the lease runs out.
+          expect(ttlMs * SILENT_LEASE_FRACTION).toBeGreaterThanOrEqual(MAX_QUEUE_SWEEP_MS + 1_000);
+        } else {
+          // Worst case: the last renewal one interval before the worker died, the last heartbeat the
+          // server got at the moment it died; the retried keeper needs a moment to be dispatched.
+          const leaseLeftAtDeath = ttlMs - every;
+          const dispatchMs = Math.min(500, every / 4);
+          expect(timeout + dispatchMs).toBeLessThan(leaseLeftAtDeath);
+        }
+        // A live keeper, heartbeating after each renewal, is never timed out between two.
         expect(timeout).toBeGreaterThan(every);
       }),
     );
+  });
+
+  it('never lets the sweep renew a lease whose keeper renews on schedule', () => {
+    fc.assert(
+      fc.property(anyTtl, (ttlMs) => {
+        // Just before a renewal on schedule the lease has all but one interval left: above the fraction.
+        const leftBeforeRenewal = ttlMs - renewalIntervalMs(ttlMs);
+        expect(leftBeforeRenewal).toBeGreaterThan(ttlMs * SILENT_LEASE_FRACTION);
+      }),
+    );
+    expect(1 - RENEW_FRACTION).toBeGreaterThan(SILENT_LEASE_FRACTION);
+  });
+
+  it('gives a kept lease at the default TTL a long heartbeat timeout, and a short lease a short one', () => {
+    expect(sweepKeepsLease(30_000)).toBe(true);
+    expect(keeperHeartbeatTimeoutMs(30_000)).toBe(120_000);
+    expect(sweepKeepsLease(5_000)).toBe(false);
+    expect(keeperHeartbeatTimeoutMs(6_000)).toBe(3_000); // two 2 s intervals less 1 s
+    // A slower sweep keeps fewer leases.
+    expect(sweepKeepsLease(10_000, 5_000)).toBe(true);
+    expect(sweepKeepsLease(10_000, 6_000)).toBe(false);
   });
 
   it('renews every third of the TTL, never more often than the latency floor', () => {

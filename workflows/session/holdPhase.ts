@@ -106,7 +106,7 @@ async function keptUntilReleased(
     keepLease.executeWithOptions(
       {
         startToCloseTimeout: '1 day',
-        heartbeatTimeout: keeperHeartbeatTimeoutMs(plan.renewEveryMs),
+        heartbeatTimeout: keeperHeartbeatTimeoutMs(session.request.ttlMs),
         summary: `keep token ${lease.token}: renew every ${plan.renewEveryMs} ms`,
       },
       [lease, plan],

@@ -1,0 +1,62 @@
+import { acquire, startAcquisition, stateOf } from '../client/lockwardenClient';
+import { createSessionWaker } from '../activities/sessionSignals';
+import { SILENT_LEASE_FRACTION } from '../policy/leaseKeeping';
+import { renewSilentLeases } from '../worker/silentLeases';
+import { sessionFixture, silentLog, unique, withWorker } from './support/temporalFixture';
+import { waitFor } from './support/waitFor';
+
+// The sweep's other half (worker/silentLeases.ts): a lease whose keeper fell silent is renewed for
+// the session that holds it, and for nobody else. The keeper here falls silent the gentle way: its
+// worker shuts down and no other serves the task queue, so Temporal has nowhere to run it again.
+// test/workerKill.test.ts does the same with a worker killed outright.
+describe('the sweep and a silent keeper', () => {
+  const fixture = sessionFixture();
+
+  it("renews the lease of a session that still holds it, and neither a waiter's nor an outsider's", async () => {
+    const { client } = fixture.env;
+    const { locks } = fixture;
+    const [key, outsiderKey] = [unique('silent'), unique('outsider')];
+    const waker = createSessionWaker(client, silentLog);
+    const ttlMs = 3_000;
+    const { holder, waiter } = await withWorker(fixture.env, { locks, log: silentLog }, async (taskQueue) => {
+      const held = await acquire(client, { key, requester: 'holder', ttlMs }, { taskQueue });
+      const queued = await startAcquisition(client, { key, requester: 'waiter' }, { taskQueue });
+      await waitFor(
+        'the waiter parked',
+        async () => (await stateOf(client, queued.workflowId)).phase === 'queued',
+      );
+      return { holder: held, waiter: queued };
+    });
+    try {
+      // The worker is gone: the keeper renews no more, and the session still holds.
+      expect(await waker.holds(key, 'holder')).toBe(true);
+      expect(await waker.holds(key, 'waiter')).toBe(false);
+      expect(await waker.holds(key, 'nobody')).toBe(false);
+      await locks.tryAcquire({ key: outsiderKey, requester: 'outsider', ttlMs });
+
+      const runningLow = async () =>
+        (await locks.leasesRunningLow(SILENT_LEASE_FRACTION)).map((l) => l.key).sort();
+      await waitFor('both leases running low', async () => (await runningLow()).length === 2, ttlMs);
+      const before = await locks.inspect(key);
+      expect(await renewSilentLeases({ locks, log: silentLog, waker })).toBe(1);
+      const after = await locks.inspect(key);
+      expect(after).toMatchObject({ holder: 'holder', token: before.token });
+      expect(after.leaseUntil).toBeGreaterThan(before.leaseUntil!);
+      expect(await runningLow()).toEqual([outsiderKey]);
+
+      // The sweep keeps renewing it for as long as the keeper is silent; the outsider's runs out.
+      await waitFor('the lease running low again', async () => (await runningLow()).includes(key), ttlMs);
+      expect(await renewSilentLeases({ locks, log: silentLog, waker })).toBe(1);
+      await waitFor(
+        'the outsider lease run out',
+        async () => (await locks.inspect(outsiderKey)).holder === null,
+        ttlMs,
+      );
+      expect(await locks.inspect(key)).toMatchObject({ holder: 'holder', token: before.token });
+      expect((await locks.inspect(key)).waiters).toEqual(['waiter']);
+    } finally {
+      for (const id of [holder.session.workflowId, waiter.workflowId])
+        await client.workflow.getHandle(id).terminate('test over');
+    }
+  });
+});

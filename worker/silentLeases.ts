@@ -1,0 +1,32 @@
+import { renewFenced, type RenewalDeps } from '../activities/leaseActions';
+import type { SessionWaker } from '../activities/sessionSignals';
+import { SILENT_LEASE_FRACTION } from '../policy/leaseKeeping';
+
+/** What renewing silent leases needs: a fenced renewal's dependencies and a way to ask sessions. */
+export interface SilentLeaseDeps extends RenewalDeps {
+  waker: Pick<SessionWaker, 'holds'>;
+}
+
+/**
+ * Renews the leases whose keepers fell silent, for the sessions that still hold them. A lease below
+ * SILENT_LEASE_FRACTION of its TTL has missed a renewal (its keeper's worker died or stalled), and
+ * Temporal runs the keeper again only after the keeper's long heartbeat timeout
+ * (policy/leaseKeeping.ts); meanwhile the sweep renews the lease, fenced by the token the lock service
+ * lists, as the keeper would. A lease whose session ended, was terminated or never existed is left to
+ * run out. One lock-service call a sweep, then one Temporal call and one renewal a silent lease: a
+ * keeper on schedule is never seen. Answers how many leases it renewed.
+ */
+export async function renewSilentLeases(deps: SilentLeaseDeps): Promise<number> {
+  const { locks, log, waker } = deps;
+  let renewed = 0;
+  for (const { key, holder, token, remainingMs } of await locks.leasesRunningLow(SILENT_LEASE_FRACTION)) {
+    if (!(await waker.holds(key, holder))) continue;
+    const result = await renewFenced(deps, { key, holder, token });
+    log.warn(
+      { event: 'lock.sweep-renew', key, holder, token, remainingMs, ok: result.ok },
+      result.ok ? 'renewed a lease whose keeper fell silent' : 'could not renew a silent lease',
+    );
+    if (result.ok) renewed++;
+  }
+  return renewed;
+}

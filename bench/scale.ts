@@ -257,6 +257,7 @@ async function measure(
       server: cpuSeconds(serverPid),
       at: performance.now(),
     };
+    console.log(`    ${keys} keys, ${waiters} waiters parked: measuring ${options.idleS} s idle`);
     await delay(options.idleS * 1_000);
     const after = {
       at: performance.now(),

@@ -61,6 +61,12 @@ export function createMetrics({ registry = new Registry(), keyLabels = false }: 
       labelNames: ['result'] as const,
       registers: [registry],
     }),
+    silentLeaseRenewals: new Counter({
+      name: 'lockwarden_silent_lease_renewals_total',
+      help: 'Renewals the sweep made for a holding session whose keeper fell silent (its worker died or stalled), by result',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
     leasesLost: new Counter({
       name: 'lockwarden_leases_lost_total',
       help: 'Leases found lost, by where (a renewal or a release the lock service refused)',

@@ -1,4 +1,5 @@
 import { acquire, startAcquisition, stateOf } from '../client/lockwardenClient';
+import { createMetrics } from '../activities/metrics';
 import { createSessionWaker } from '../activities/sessionSignals';
 import { SILENT_LEASE_FRACTION } from '../policy/leaseKeeping';
 import { renewSilentLeases } from '../worker/silentLeases';
@@ -17,6 +18,8 @@ describe('the sweep and a silent keeper', () => {
     const { locks } = fixture;
     const [key, outsiderKey] = [unique('silent'), unique('outsider')];
     const waker = createSessionWaker(client, silentLog);
+    const metrics = createMetrics();
+    const sweep = () => renewSilentLeases({ locks, log: silentLog, waker, metrics });
     const ttlMs = 3_000;
     const { holder, waiter } = await withWorker(fixture.env, { locks, log: silentLog }, async (taskQueue) => {
       const held = await acquire(client, { key, requester: 'holder', ttlMs }, { taskQueue });
@@ -38,7 +41,7 @@ describe('the sweep and a silent keeper', () => {
         (await locks.leasesRunningLow(SILENT_LEASE_FRACTION)).map((l) => l.key).sort();
       await waitFor('both leases running low', async () => (await runningLow()).length === 2, ttlMs);
       const before = await locks.inspect(key);
-      expect(await renewSilentLeases({ locks, log: silentLog, waker })).toBe(1);
+      expect(await sweep()).toBe(1);
       const after = await locks.inspect(key);
       expect(after).toMatchObject({ holder: 'holder', token: before.token });
       expect(after.leaseUntil).toBeGreaterThan(before.leaseUntil!);
@@ -46,7 +49,7 @@ describe('the sweep and a silent keeper', () => {
 
       // The sweep keeps renewing it for as long as the keeper is silent; the outsider's runs out.
       await waitFor('the lease running low again', async () => (await runningLow()).includes(key), ttlMs);
-      expect(await renewSilentLeases({ locks, log: silentLog, waker })).toBe(1);
+      expect(await sweep()).toBe(1);
       await waitFor(
         'the outsider lease run out',
         async () => (await locks.inspect(outsiderKey)).holder === null,
@@ -54,6 +57,10 @@ describe('the sweep and a silent keeper', () => {
       );
       expect(await locks.inspect(key)).toMatchObject({ holder: 'holder', token: before.token });
       expect((await locks.inspect(key)).waiters).toEqual(['waiter']);
+      const counted = await metrics.registry.getSingleMetricAsString(
+        'lockwarden_silent_lease_renewals_total',
+      );
+      expect(counted).toContain('lockwarden_silent_lease_renewals_total{result="ok"} 2');
     } finally {
       for (const id of [holder.session.workflowId, waiter.workflowId])
         await client.workflow.getHandle(id).terminate('test over');

@@ -43,7 +43,7 @@ export function createLockwardenWorker(options: LockwardenWorkerOptions): Promis
         maxCachedWorkflows: options.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,
         activities: createActivities({ ...options.deps, metrics }),
         sinks: sessionMetricsSinks(metrics),
-        plugins: [queueSweepPlugin({ ...options.deps, everyMs: options.queueSweepMs })],
+        plugins: [queueSweepPlugin({ ...options.deps, metrics, everyMs: options.queueSweepMs })],
         ...(options.workflows ?? { workflowsPath: WORKFLOWS_PATH }),
         ...(options.deployment ? { workerDeploymentOptions: pinnedTo(options.deployment) } : {}),
       }),

@@ -26,6 +26,7 @@ export async function renewSilentLeases(deps: SilentLeaseDeps): Promise<number> 
       { event: 'lock.sweep-renew', key, holder, token, remainingMs, ok: result.ok },
       result.ok ? 'renewed a lease whose keeper fell silent' : 'could not renew a silent lease',
     );
+    deps.metrics?.silentLeaseRenewals.inc({ result: result.ok ? 'ok' : 'refused' });
     if (result.ok) renewed++;
   }
   return renewed;

@@ -5,7 +5,7 @@ import { gateLeaseAction, logLeaseAction, renewFenced, type RenewalResult } from
 import type { Metrics } from './metrics';
 import type { ReleaseNotice } from '../temporal/messages';
 import { type SessionWaker, wakeFirstLiving } from './sessionSignals';
-import { type WaitForEdge, waitForEdges } from '../policy/waitForGraph';
+import { edgesAround, type WaitForEdge, waitForEdges } from '../policy/waitForGraph';
 import { type LockStatus, toLockStatus } from '../policy/lockStatus';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import type {
@@ -156,7 +156,8 @@ export function createLockActivities({
       if (ahead.length && (await wakeHead(request.key, ahead)) === 'none-left' && mine >= 0)
         return tryAcquireLock(request, seen);
     }
-    return { ...attempt, waitForEdges: waitForEdges(holdings, waits) };
+    // Only the edges around the requester: the session records what this answers, at every attempt.
+    return { ...attempt, waitForEdges: edgesAround(request.requester, waitForEdges(holdings, waits)) };
   }
 
   // Wakes the first waiter of the key whose session still runs (see wakeFirstLiving).

@@ -23,6 +23,29 @@ export function waitForEdges(
 }
 
 /**
+ * The part of the wait-for graph a session's decision reads: the edges reachable from `requester`
+ * (every cycle through it lies among them) and the edges into it (who waits for what it holds). The
+ * rest of the graph, which grows with every waiter of every key, is never sent to the session: it
+ * would be recorded in the session's history at every attempt. Keeps the edges' order, so a cycle is
+ * found in the same order as in the whole graph.
+ */
+export function edgesAround(requester: string, edges: readonly WaitForEdge[]): WaitForEdge[] {
+  const outgoing = new Map<string, string[]>();
+  for (const e of edges) outgoing.set(e.waiter, [...(outgoing.get(e.waiter) ?? []), e.holder]);
+  const reachable = new Set([requester]);
+  const pending = [requester];
+  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+    for (const next of outgoing.get(node) ?? []) {
+      if (!reachable.has(next)) {
+        reachable.add(next);
+        pending.push(next);
+      }
+    }
+  }
+  return edges.filter((e) => reachable.has(e.waiter) || e.holder === requester);
+}
+
+/**
  * Finds a cycle of waits that passes through `start` (a deadlock it is part of), or null. The cycle
  * is returned as the edges in order, starting with one whose waiter is `start`.
  */

@@ -416,7 +416,13 @@ async function main(): Promise<void> {
         console.log(formatRow(row));
         console.log(`    calls by method: ${JSON.stringify(row.byMethod)}`);
       } catch (error) {
-        const reason = error instanceof Error ? error.message : String(error);
+        // An update's failure says little by itself: its cause is the session's answer.
+        const reason =
+          error instanceof Error
+            ? [error.message, error.cause instanceof Error ? error.cause.message : null]
+                .filter(Boolean)
+                .join(': ')
+            : String(error);
         lines.push(`| ${waiters} | ${keys} | failed: ${reason} | | | | | | | |`);
         console.log(lines.at(-1));
       }

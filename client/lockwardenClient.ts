@@ -213,9 +213,26 @@ export async function resolve(
   return client.workflow.getHandle(workflowId).executeUpdate(resolveEscalation, { args: [decision] });
 }
 
-/** A session's current state (attempts, decisions, holder, budget left, escalation). */
-export function stateOf(client: Client, workflowId: string): Promise<SessionState> {
-  return client.workflow.getHandle(workflowId).query(sessionState);
+/** How long `stateOf` asks again while a just-started session is still checking its request. */
+const STATE_WHILE_CHECKING_MS = 5_000;
+
+/**
+ * A session's current state (attempts, decisions, holder, budget left, escalation). A session
+ * answers its first moments (its request's check, one local activity) with "ask again": this asks
+ * again every 20 ms, for at most STATE_WHILE_CHECKING_MS, before it gives that answer up.
+ */
+export async function stateOf(client: Client, workflowId: string): Promise<SessionState> {
+  const handle = client.workflow.getHandle(workflowId);
+  const until = Date.now() + STATE_WHILE_CHECKING_MS;
+  for (;;) {
+    try {
+      return await handle.query(sessionState);
+    } catch (error) {
+      const checking = error instanceof Error && error.message.includes('checking its request: ask again');
+      if (!checking || Date.now() >= until) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
 }
 
 /**

@@ -159,6 +159,9 @@ function deadlockOf(events: IncidentEvent[]): { cycle: WaitForEdge[]; escalator:
     if (!found && cycle?.length) found = cycle;
     if (!escalator && e.kind === 'deadlock-found') escalator = e.escalator;
     if (!escalator && e.kind === 'ended' && e.deadlock) escalator = e.deadlock.escalator;
+    // The escalator pages on-call with the cycle itself and is told of it by no one: on the key it
+    // waits for, its own escalation is the only record of who escalated.
+    if (!escalator && e.kind === 'escalated' && e.cycle?.length) escalator = e.session;
   }
   return found ? { cycle: found, escalator } : null;
 }

@@ -69,6 +69,13 @@ describe('post-mortem timeline', () => {
       },
     ]);
     expect(halted.mechanism).toEqual({ kind: 'lock-inversion', cycle, escalator: 'alpha' });
+    // On the key the escalator waits for, no one tells it of the cycle: its escalation names it.
+    const escalatorsKey = buildTimeline('b', [
+      { ...at(0), session: 'beta', kind: 'granted', token: '1', leaseUntil: T0 + 30_000 },
+      { ...at(20), session: 'alpha', kind: 'escalated', reason: 'reworded', deadlock: true, cycle },
+      { ...at(30), session: 'alpha', kind: 'ended', status: 'abandoned', reason: 'abandoned by bob' },
+    ]);
+    expect(escalatorsKey.mechanism).toEqual({ kind: 'lock-inversion', cycle, escalator: 'alpha' });
     const suspected = buildTimeline('a', [
       { ...at(0), session: 'gamma', kind: 'escalated', reason: 'deadlock suspected', deadlock: true },
     ]);

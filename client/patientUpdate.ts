@@ -1,29 +1,54 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import {
+  isGrpcServiceError,
+  ServiceError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+} from '@temporalio/client';
 
 /**
- * How many times an update the server could not take within its RPC deadline is sent again. Each try
- * waits one RPC deadline (about 10 s on the dev server) for a worker too busy to take the update's
- * workflow task; the session itself ends its wait in any case (its budget, its escalation).
+ * How many times an update the server could not take is sent again. Each try waits one RPC deadline
+ * (about 10 s on the dev server) for a worker too busy to take the session's workflow task in time,
+ * or a pause (below) when the frontend had too many waiting callers; the session itself ends its
+ * wait in any case (its budget, its escalation).
  */
 export const UPDATE_RPC_TIMEOUTS_TOLERATED = 30;
+
+/** gRPC's status code for a server that refuses work it has no room for. */
+const RESOURCE_EXHAUSTED = 8;
+
+/** The pause before asking again a frontend that had too many waiting callers: 1 to 2 s, at random. */
+const BUSY_FRONTEND_PAUSE_MS = 1_000;
+
+/**
+ * The frontend refused the update's wait because too many callers already wait on it (each caller
+ * awaiting an update holds one poll, `frontend.namespaceCount` of them at most): the SDK's own
+ * retries ran out, and the answer is to wait a little and ask again, as for a timeout.
+ */
+export function isBusyFrontend(error: unknown): boolean {
+  const cause = error instanceof ServiceError ? error.cause : error;
+  return isGrpcServiceError(cause) && cause.code === RESOURCE_EXHAUSTED;
+}
 
 /**
  * Sends an update with `send(updateId)`, and sends it again, under the same id, when the server
  * answers that it could not take it within the RPC's deadline (a worker too busy to run the
- * session's workflow task in time, as when a thousand holders release at once). The same id makes a
- * second send the same update: the server applies it once, and answers both with its one outcome.
+ * session's workflow task in time, as when a thousand holders release at once) or that too many
+ * callers already wait on the frontend. The same id makes a second send the same update: the server
+ * applies it once, and answers both with its one outcome.
  */
 export async function sendPatiently<T>(
   send: (updateId: string) => Promise<T>,
   tolerated = UPDATE_RPC_TIMEOUTS_TOLERATED,
+  busyPauseMs = BUSY_FRONTEND_PAUSE_MS,
 ): Promise<T> {
   const updateId = randomUUID();
-  for (let timeouts = 0; ; timeouts++) {
+  for (let refusals = 0; ; refusals++) {
     try {
       return await send(updateId);
     } catch (error) {
-      if (!(error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) || timeouts >= tolerated) throw error;
+      const timedOut = error instanceof WorkflowUpdateRPCTimeoutOrCancelledError;
+      if (!(timedOut || isBusyFrontend(error)) || refusals >= tolerated) throw error;
+      if (!timedOut) await new Promise((resolve) => setTimeout(resolve, busyPauseMs * (1 + Math.random())));
     }
   }
 }

@@ -346,6 +346,9 @@ async function measure(
       row.independentRate = done / ((performance.now() - started) / 1000);
     }
     return row;
+  } catch (error) {
+    await reportFailedTasks(client, started);
+    throw error;
   } finally {
     worker.kill('SIGTERM');
     await new Promise((resolve) => worker.once('exit', resolve));
@@ -358,6 +361,31 @@ async function measure(
         .catch(() => undefined),
     );
   }
+}
+
+/**
+ * A failed row's update failures often say only "unexpected workflow task failure": the cause is in
+ * the sessions' histories, as WorkflowTaskFailed events. Prints the first few, with their session.
+ */
+async function reportFailedTasks(client: Client, workflowIds: string[]): Promise<void> {
+  const found: string[] = [];
+  await mapConcurrently(workflowIds, 20, async (id) => {
+    if (found.length >= 5) return;
+    const history = await client.workflow
+      .getHandle(id)
+      .fetchHistory()
+      .catch(() => null);
+    for (const event of history?.events ?? []) {
+      const failed = event.workflowTaskFailedEventAttributes;
+      if (failed && found.length < 5)
+        found.push(`${id}: cause ${failed.cause}, ${failed.failure?.message ?? 'no message'}`);
+    }
+  });
+  console.log(
+    found.length
+      ? `    workflow tasks that failed:\n${found.map((f) => `      ${f}`).join('\n')}`
+      : '    no workflow task failed in the row',
+  );
 }
 
 function formatRow(r: Row): string {

@@ -13,8 +13,9 @@ export interface ProgressOutput {
 }
 
 /**
- * Waits for the session `workflowId` to hold its lease or end (as `awaitLeaseOf`), showing its
- * progress meanwhile from its state query every `everyMs`. A query that fails (a worker restarting)
+ * Waits for the session `workflowId` to hold its lease or end, showing its progress meanwhile from
+ * its state query every `everyMs`. The wait is `news` when the caller already has one (the wait that
+ * came with the session's start), else `awaitLeaseOf`. A query that fails (a worker restarting)
  * skips a beat; the wait itself is not affected.
  */
 export async function awaitLeaseShowingProgress(
@@ -22,10 +23,11 @@ export async function awaitLeaseShowingProgress(
   workflowId: string,
   out: ProgressOutput,
   everyMs = 500,
+  news: Promise<SessionNews> = awaitLeaseOf(client, workflowId),
 ): Promise<SessionNews> {
   const started = Date.now();
   let done = false;
-  const answer = awaitLeaseOf(client, workflowId).finally(() => {
+  const answer = news.finally(() => {
     done = true;
   });
   let lastShown = '';

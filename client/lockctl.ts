@@ -22,7 +22,15 @@ import { connectClient } from './connect';
 import { readFencedWrites } from './fencedWrites';
 import { type PostmortemOptions, writePostmortem } from './postmortem';
 import { awaitLeaseShowingProgress } from './acquireProgress';
-import { forceRelease, release, resolve, startAcquisition, stateOf, statusOf } from './lockwardenClient';
+import {
+  forceRelease,
+  release,
+  resolve,
+  startAcquisition,
+  startAwaitingLease,
+  stateOf,
+  statusOf,
+} from './lockwardenClient';
 import { duration, table } from './present';
 import { listSessions } from './sessionList';
 
@@ -145,15 +153,21 @@ program
           global.pin ??
           (process.env.LOCKWARDEN_PIN ? deploymentVersion(process.env.LOCKWARDEN_PIN) : undefined);
         const placement = { taskQueue: global.taskQueue, uiBaseUrl: global.ui, pinTo: pin };
-        const session = await startAcquisition(client, request, placement);
-        if (!opts.wait) return { workflowId: session.workflowId, ui: session.uiUrl };
-        // Progress goes to stderr (a terminal line rewritten in place), the answer to stdout.
+        if (!opts.wait) {
+          const session = await startAcquisition(client, request, placement);
+          return { workflowId: session.workflowId, ui: session.uiUrl };
+        }
+        // The wait rides in with the start (update-with-start). Progress goes to stderr (a terminal
+        // line rewritten in place), the answer to stdout.
+        const { session, news } = await startAwaitingLease(client, request, placement);
         console.error(`waiting for ${key} as ${opts.requester}: ${session.uiUrl}`);
         const quiet = { write: () => true, isTTY: false };
         const answer = await awaitLeaseShowingProgress(
           client,
           session.workflowId,
           opts.quiet ? quiet : process.stderr,
+          undefined,
+          news,
         );
         if (answer.status === 'ended') throw new LockNotAcquiredError(key, answer.outcome);
         return { lease: answer.lease, workflowId: session.workflowId, ui: session.uiUrl };

@@ -3,12 +3,15 @@ import {
   type Client,
   TimeoutFailure,
   type WorkflowHandle,
+  WithStartWorkflowOperation,
   WorkflowFailedError,
   WorkflowIdConflictPolicy,
   WorkflowIdReusePolicy,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+  WorkflowUpdateStage,
 } from '@temporalio/client';
 import { type WorkerDeploymentVersion, WorkflowNotFoundError } from '@temporalio/common';
-import { type AcquireRequestInput, parseAcquireRequest } from '../policy/acquireRequest';
+import { type AcquireRequest, type AcquireRequestInput, parseAcquireRequest } from '../policy/acquireRequest';
 import {
   acquisitionWorkflowId,
   DEFAULT_TASK_QUEUE,
@@ -26,6 +29,7 @@ import {
 } from '../policy/lockSchemas';
 import type { LockStatus } from '../policy/lockStatus';
 import {
+  type LeaseAnswer,
   type OperatorDecision,
   type OperatorDecisionInput,
   type ReleaseAnswer,
@@ -34,7 +38,7 @@ import {
   type SessionState,
 } from '../policy/session';
 import { operatorDecisionSchema } from '../policy/operatorAnswer';
-import { sendPatiently } from './patientUpdate';
+import { isBusyFrontend, sendPatiently } from './patientUpdate';
 import { awaitLease, releaseLease, resolveEscalation, sessionState } from '../temporal/messages';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 import type { acquireLock, lockStatus, releaseLock } from '../workflows';
@@ -71,21 +75,12 @@ export function workflowUiUrl(
   return `${uiBaseUrl.replace(/\/$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}/${runId}/history`;
 }
 
-/**
- * Starts an acquisition session on the caller's task queue. The request is validated here first, so
- * a bad one fails before anything reaches Temporal (the workflow validates it again).
- */
-export async function startAcquisition(
-  client: Client,
-  input: AcquireRequestInput,
-  placement: SessionPlacement = {},
-): Promise<StartedAcquisition> {
-  const request = parseAcquireRequest(input);
-  const workflowId = acquisitionWorkflowId(request.key, request.requester);
-  const handle = await client.workflow.start<typeof acquireLock>('acquireLock', {
+/** How a session is started (id, queue, search attributes, summary), whichever call starts it. */
+function sessionStartOptions(request: AcquireRequest, placement: SessionPlacement) {
+  return {
     taskQueue: placement.taskQueue ?? DEFAULT_TASK_QUEUE,
-    workflowId,
-    args: [request],
+    workflowId: acquisitionWorkflowId(request.key, request.requester),
+    args: [request] as [AcquireRequest],
     // A second session for the same requester and key while one runs is a caller bug: refuse it.
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
     workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
@@ -96,17 +91,83 @@ export async function startAcquisition(
       { key: SEARCH_ATTRIBUTES.lockRequester, value: request.requester },
       { key: SEARCH_ATTRIBUTES.lockState, value: 'acquiring' },
     ],
+  };
+}
+
+function startedAcquisition(
+  client: Client,
+  workflowId: string,
+  firstRunId: string,
+  placement: SessionPlacement,
+): StartedAcquisition {
+  const handle = client.workflow.getHandle<typeof acquireLock>(workflowId, undefined, {
+    firstExecutionRunId: firstRunId,
   });
   return {
     workflowId,
-    runId: handle.firstExecutionRunId,
+    runId: firstRunId,
     uiUrl: workflowUiUrl(
       placement.uiBaseUrl ?? DEFAULT_UI_URL,
       client.options.namespace,
       workflowId,
-      handle.firstExecutionRunId,
+      firstRunId,
     ),
     result: () => handle.result(),
+  };
+}
+
+/**
+ * Starts an acquisition session on the caller's task queue. The request is validated here first, so
+ * a bad one fails before anything reaches Temporal (the workflow validates it again).
+ */
+export async function startAcquisition(
+  client: Client,
+  input: AcquireRequestInput,
+  placement: SessionPlacement = {},
+): Promise<StartedAcquisition> {
+  const request = parseAcquireRequest(input);
+  const handle = await client.workflow.start<typeof acquireLock>(
+    'acquireLock',
+    sessionStartOptions(request, placement),
+  );
+  return startedAcquisition(client, handle.workflowId, handle.firstExecutionRunId, placement);
+}
+
+/** A session started together with its caller's wait for the lease. */
+export interface AwaitedAcquisition {
+  session: StartedAcquisition;
+  /** The lease, or how the session ended without one. */
+  news: Promise<SessionNews>;
+}
+
+/**
+ * Starts a session and its wait for the lease in one call (update-with-start): the wait rides in the
+ * session's first workflow task instead of following the start as a second request. Resolves once
+ * the session has taken the wait, with `news` to be answered when it holds the lease or ends. An
+ * uncontended session answers in that same first task, so the one call brings the lease too.
+ */
+export async function startAwaitingLease(
+  client: Client,
+  input: AcquireRequestInput,
+  placement: SessionPlacement = {},
+): Promise<AwaitedAcquisition> {
+  const request = parseAcquireRequest(input);
+  const start = new WithStartWorkflowOperation<typeof acquireLock>(
+    'acquireLock',
+    sessionStartOptions(request, placement),
+  );
+  const wait = await client.workflow
+    .startUpdateWithStart(awaitLease, {
+      waitForStage: WorkflowUpdateStage.ACCEPTED,
+      startWorkflowOperation: start,
+    })
+    .catch((error: unknown) => askAgainIfStarted(start, error));
+  const workflowId = acquisitionWorkflowId(request.key, request.requester);
+  const firstRunId = wait?.workflowRunId ?? (await firstRunOf(await start.workflowHandle()));
+  const first = wait?.result().catch((error: unknown) => askAgainIfStarted(start, error));
+  return {
+    session: startedAcquisition(client, workflowId, firstRunId, placement),
+    news: followNews(client, workflowId, first),
   };
 }
 
@@ -119,10 +180,48 @@ export async function acquire(
   input: AcquireRequestInput,
   placement: SessionPlacement = {},
 ): Promise<{ lease: Lease; session: StartedAcquisition }> {
-  const session = await startAcquisition(client, input, placement);
-  const answer = await awaitLeaseOf(client, session.workflowId);
+  const { session, news } = await startAwaitingLease(client, input, placement);
+  const answer = await news;
   if (answer.status === 'ended') throw new LockNotAcquiredError(input.key, answer.outcome);
   return { lease: answer.lease, session };
+}
+
+/** The first run of a session whose start answered without its wait's (rare: an RPC timed out). */
+async function firstRunOf(handle: WorkflowHandle<typeof acquireLock>): Promise<string> {
+  const described = await handle.describe();
+  return described.raw.workflowExecutionInfo?.firstRunId ?? described.runId;
+}
+
+/**
+ * A wait sent with its session's start is asked again, as `awaitLeaseOf` asks, when the session did
+ * start but the wait had no answer: its RPC ran out of time (a worker too busy to take the session's
+ * first workflow task in time), the frontend had too many callers waiting, or the run closed under
+ * it. Any other failure is the caller's to see, as is a start that did not take.
+ */
+async function askAgainIfStarted(
+  start: WithStartWorkflowOperation<typeof acquireLock>,
+  error: unknown,
+): Promise<undefined> {
+  const unanswered =
+    error instanceof WorkflowUpdateRPCTimeoutOrCancelledError ||
+    error instanceof WorkflowNotFoundError ||
+    isBusyFrontend(error);
+  if (!unanswered) throw error;
+  await start.workflowHandle();
+  return undefined;
+}
+
+/**
+ * The session's news from the wait that came with its start; when that wait had no answer (it is
+ * to be asked again, or the run continued as new), the latest run is asked as any caller would.
+ */
+async function followNews(
+  client: Client,
+  workflowId: string,
+  first: LeaseAnswer | undefined | Promise<LeaseAnswer | undefined>,
+): Promise<SessionNews> {
+  const answer = await first;
+  return answer && answer.status !== 'continued-as-new' ? answer : awaitLeaseOf(client, workflowId);
 }
 
 /**

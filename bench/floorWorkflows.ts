@@ -41,6 +41,12 @@ export async function floorSession(): Promise<void> {
   await condition(allHandlersFinished);
 }
 
+/** The plain floor of an acquire and a release: a workflow that runs two no-op activities and ends. */
+export async function floorTwoActivities(): Promise<void> {
+  await noop();
+  await noop();
+}
+
 /** The bare signal round trip: a signal, then one no-op activity, then completion. */
 export async function floorSignalled(): Promise<void> {
   let go = false;

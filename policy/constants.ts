@@ -27,14 +27,26 @@ export const DEFAULT_UI_URL = 'http://localhost:8233';
 export const DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS = 60_000;
 
 /**
- * How many sessions a lockwarden worker keeps in its workflow cache. The SDK's default is sized from
- * the heap limit (about 2,300 on a 4 GiB heap); each cached session holds its own copy of the
- * workflow modules (about 70 KiB since they left zod to activities: bench/workflowLoadCost.ts) and its
- * state. 300 keeps the sessions that act often (holders releasing, waiters being handed the lock)
- * cached; a parked waiter evicted from the cache replays its short history when it is woken, which
- * costs about a millisecond. Size it to the sessions that act at once (README, Performance).
+ * How many sessions a lockwarden worker keeps in its workflow cache. A session evicted from it
+ * replays its history on its next workflow task, on the worker and on the server (which sends the
+ * whole history), so the cache is sized for the sessions that act at once: when 1,000 holders
+ * release together, the holders and their 1,000 heads all act, and the 1,000-key drain of
+ * bench/scale.ts ran at 0.52x the independent-key rate with a cache of 300, 0.69x with 1,200 and
+ * 0.92x with 2,500. Parked waiters fill the cache too while they wait, at about 0.35 MiB of worker
+ * RSS each (1,200 cached: 705 MiB with 10,000 parked), so the default stops where 10,000 parked
+ * waiters still fit in 1 GiB. Size it to the hand-offs in flight on your keys (README, Performance).
  */
-export const DEFAULT_MAX_CACHED_WORKFLOWS = 300;
+export const DEFAULT_MAX_CACHED_WORKFLOWS = 2_000;
+
+/**
+ * How long a session's workflow task may wait on its worker's sticky queue before the server moves it
+ * to the shared queue (the SDK's default is 10 s). When 1,000 holders release at once, the worker has
+ * more than 10 s of workflow tasks queued; each that times out goes to the shared queue, where the
+ * worker fetches and replays the whole history, which lengthens the queue further (in bench/scale.ts
+ * the holders' release tasks timed out this way and the drain ran at 0.69x). The price is how long a
+ * task of a worker that crashed waits before another worker takes it: at most this long.
+ */
+export const DEFAULT_STICKY_SCHEDULE_TO_START_MS = 30_000;
 
 /**
  * How many activities a lockwarden worker runs at once. A held lease's keeper is an activity for the

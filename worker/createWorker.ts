@@ -1,7 +1,7 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { createMetrics } from '../activities/metrics';
-import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../policy/constants';
+import { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_STICKY_SCHEDULE_TO_START_MS } from '../policy/constants';
 import type { WorkerDeployment } from './config';
 import { withKeeperSlots } from './activitySlots';
 import { withIsolateTimeout } from './isolateTimeout';
@@ -41,6 +41,7 @@ export function createLockwardenWorker(options: LockwardenWorkerOptions): Promis
         namespace: options.namespace,
         taskQueue: options.taskQueue,
         maxCachedWorkflows: options.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,
+        stickyQueueScheduleToStartTimeout: DEFAULT_STICKY_SCHEDULE_TO_START_MS,
         activities: createActivities({ ...options.deps, metrics }),
         sinks: sessionMetricsSinks(metrics),
         plugins: [queueSweepPlugin({ ...options.deps, metrics, everyMs: options.queueSweepMs })],

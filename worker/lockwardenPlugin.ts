@@ -13,6 +13,7 @@ import { createMetrics, type Metrics } from '../activities/metrics';
 import type { OnCallConfig } from '../activities/oncallActivities';
 import { createSessionWaker } from '../activities/sessionSignals';
 import type { LockService } from '../locks/lockService';
+import { DEFAULT_STICKY_SCHEDULE_TO_START_MS } from '../policy/constants';
 import { WORKFLOWS_PATH } from './createWorker';
 import { withKeeperSlots } from './activitySlots';
 import { withIsolateTimeout } from './isolateTimeout';
@@ -90,6 +91,9 @@ export class LockwardenPlugin extends SimplePlugin {
           ? {}
           : { workflowsPath: withLockwardenWorkflows(configured.workflowsPath) }),
         sinks: { ...configured.sinks, ...sessionMetricsSinks(this.metrics) },
+        // A burst of hand-offs outlasts the SDK's 10 s on the sticky queue (see the constant).
+        stickyQueueScheduleToStartTimeout:
+          configured.stickyQueueScheduleToStartTimeout ?? DEFAULT_STICKY_SCHEDULE_TO_START_MS,
       }),
       this.isolateExecutionTimeoutMs,
     );

@@ -30,11 +30,12 @@ export const DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS = 60_000;
  * How many sessions a lockwarden worker keeps in its workflow cache. A session evicted from it
  * replays its history on its next workflow task, on the worker and on the server (which sends the
  * whole history), so the cache is sized for the sessions that act at once: when 1,000 holders
- * release together, the holders and their 1,000 heads all act, and the 1,000-key drain of
- * bench/scale.ts ran at 0.52x the independent-key rate with a cache of 300, 0.69x with 1,200 and
- * 0.92x with 2,500. Parked waiters fill the cache too while they wait, at about 0.35 MiB of worker
- * RSS each (1,200 cached: 705 MiB with 10,000 parked), so the default stops where 10,000 parked
- * waiters still fit in 1 GiB. Size it to the hand-offs in flight on your keys (README, Performance).
+ * release together, the holders and their 1,000 heads all act. On that drain (bench/scale.ts,
+ * bench/results/scale-sqlite-cache-sizes.md) a cache of 300 ran at 0.52x the independent-key rate,
+ * 1,200 and 1,800 at 0.69x, 2,000 with the sticky timeout below at 0.81x, 2,500 at 0.92x. Parked
+ * waiters fill the cache too while they wait, at about 0.35 MiB of worker RSS each: with 10,000
+ * parked on 1,000 keys the worker took 945 MiB at 2,000 and 1,446 MiB at 2,500, so the default
+ * stops at 2,000. Size it to the hand-offs in flight on your keys (README, Performance).
  */
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 2_000;
 

@@ -9,11 +9,11 @@ import {
   withWorker,
 } from '../devkit/temporal';
 import { unique } from '../devkit/tempFiles';
-import { percentile } from './stats';
+import { percentile, timeOnce } from './stats';
 
 // What update-with-start saves on an uncontended acquire: acquire() (the session and its wait in one
 // call) against a start followed by a separate awaitLease update (acquire() before it), interleaved
-// in one run on the project's dev server, each followed by its release and the session's end.
+// in one run on the project's dev server, each followed by its release.
 //   npx tsx bench/acquireWithStart.ts [samples]
 
 const SAMPLES = Number(process.argv[2] ?? 60);
@@ -29,20 +29,15 @@ async function main(): Promise<void> {
   const apart: number[] = [];
   try {
     await withWorker(env, { locks, log: silentLog }, async (taskQueue) => {
-      const timed = async (run: () => Promise<unknown>) => {
-        const started = performance.now();
-        await run();
-        return performance.now() - started;
-      };
       for (let i = 0; i < SAMPLES; i++) {
         together.push(
-          await timed(async () => {
+          await timeOnce(async () => {
             const { lease } = await acquire(env.client, { key: unique('ws'), requester: 'r' }, { taskQueue });
             await release(env.client, lease);
           }),
         );
         apart.push(
-          await timed(async () => {
+          await timeOnce(async () => {
             const session = await startAcquisition(
               env.client,
               { key: unique('ws'), requester: 'r' },

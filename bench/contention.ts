@@ -12,7 +12,7 @@ import { acquire, release, startAwaitingLease, stateOf } from '../client/lockwar
 import type { LockService } from '../locks/lockService';
 import { openLockService } from '../locks/openLockService';
 import { SERVER_URLS } from '../devkit/servers';
-import { percentile } from './stats';
+import { percentile, timeOnce } from './stats';
 import { connectTestEnv, installQuietRuntime, quietBundlerLogger, silentLog } from '../devkit/temporal';
 import { freshSqlitePath, unique } from '../devkit/tempFiles';
 import { activitySummaries } from '../devkit/history';
@@ -63,12 +63,6 @@ function openBackend(backend: Backend): Promise<LockService> {
 const ms = (value: number) => `${value.toFixed(1)} ms`;
 const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
 
-async function timed(run: () => Promise<unknown>): Promise<number> {
-  const started = performance.now();
-  await run();
-  return performance.now() - started;
-}
-
 /** A workflow that runs two no-op activities, started and awaited: the plain floor of P1 and P4. */
 const twoActivities = (client: Client, taskQueue: string) =>
   client.workflow.execute('floorTwoActivities', { taskQueue, workflowId: unique('two') });
@@ -82,9 +76,9 @@ async function uncontended(client: Client, taskQueue: string) {
   const floor: number[] = [];
   const two: number[] = [];
   for (let i = 0; i < SAMPLES; i++) {
-    two.push(await timed(() => twoActivities(client, taskQueue)));
+    two.push(await timeOnce(() => twoActivities(client, taskQueue)));
     session.push(
-      await timed(async () => {
+      await timeOnce(async () => {
         const { lease, session: started } = await acquire(
           client,
           { key: unique('p1'), requester: 'r' },
@@ -95,7 +89,7 @@ async function uncontended(client: Client, taskQueue: string) {
       }),
     );
     floor.push(
-      await timed(async () => {
+      await timeOnce(async () => {
         const handle = await client.workflow.start('floorSession', {
           taskQueue,
           workflowId: unique('floor'),
@@ -138,7 +132,7 @@ async function handoff(client: Client, taskQueue: string) {
   for (let i = 0; i < SAMPLES; i++) {
     const handle = await client.workflow.start('floorSignalled', { taskQueue, workflowId: unique('bare') });
     await delay(50);
-    bare.push(await timed(async () => (await handle.signal(floorGo), handle.result())));
+    bare.push(await timeOnce(async () => (await handle.signal(floorGo), handle.result())));
   }
   return {
     p50: percentile(samples, 50),
@@ -153,7 +147,7 @@ async function handoff(client: Client, taskQueue: string) {
 async function independentKeys(client: Client, taskQueue: string, count = 96, concurrency = 16) {
   const rate = async (one: () => Promise<unknown>) => {
     let next = 0;
-    const elapsed = await timed(() =>
+    const elapsed = await timeOnce(() =>
       Promise.all(
         Array.from({ length: concurrency }, async () => {
           while (next++ < count) await one();

@@ -12,14 +12,17 @@ export function median(samples: readonly number[]): number {
   return percentile(samples, 50);
 }
 
+/** How long one run of `op` took, in ms. */
+export async function timeOnce(op: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await op();
+  return performance.now() - start;
+}
+
 /** Runs `op` `warmup` times unmeasured (connections, caches, JIT), then `times` times; the durations in ms. */
 export async function timeEach(op: () => Promise<unknown>, times: number, warmup: number): Promise<number[]> {
   for (let i = 0; i < warmup; i++) await op();
   const samples: number[] = [];
-  for (let i = 0; i < times; i++) {
-    const start = performance.now();
-    await op();
-    samples.push(performance.now() - start);
-  }
+  for (let i = 0; i < times; i++) samples.push(await timeOnce(op));
   return samples;
 }

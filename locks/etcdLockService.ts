@@ -54,6 +54,8 @@ export interface LeaseValue {
   holder: string;
   ttlMs: number;
   grantedAt: number;
+  /** tryAcquire's `owner`, when the request named one. */
+  owner?: string;
 }
 
 /**
@@ -157,12 +159,16 @@ export class EtcdLockService implements LockService {
   async holdings(): Promise<Holding[]> {
     const kvs = (await this.client.getAll().prefix(LEASE_PREFIX).exec()).kvs;
     return Promise.all(
-      kvs.map(async (kv) => ({
-        key: decodeURIComponent(kv.key.toString().slice(LEASE_PREFIX.length)),
-        holder: (JSON.parse(kv.value.toString()) as LeaseValue).holder,
-        token: kv.create_revision,
-        leaseUntil: await this.estimateDeadline(kv),
-      })),
+      kvs.map(async (kv) => {
+        const value = JSON.parse(kv.value.toString()) as LeaseValue;
+        return {
+          key: decodeURIComponent(kv.key.toString().slice(LEASE_PREFIX.length)),
+          holder: value.holder,
+          token: kv.create_revision,
+          leaseUntil: await this.estimateDeadline(kv),
+          owner: value.owner ?? null,
+        };
+      }),
     );
   }
 
@@ -175,7 +181,12 @@ export class EtcdLockService implements LockService {
       byKey.set(key, [...(byKey.get(key) ?? []), kv]);
     }
     return [...byKey].flatMap(([key, list]) =>
-      ticketsFrom(list).map((t, i) => ({ key, requester: t.requester, position: i + 1 })),
+      ticketsFrom(list).map((t, i) => ({
+        key,
+        requester: t.requester,
+        position: i + 1,
+        owner: t.owner ?? null,
+      })),
     );
   }
 
@@ -252,7 +263,12 @@ export class EtcdLockService implements LockService {
       const ttlS = Math.max(ETCD_MIN_TTL_S, Math.ceil(request.ttlMs / 1000));
       const { ID } = await this.client.leaseClient.leaseGrant({ TTL: ttlS });
       const leaseKey = leaseKeyOf(request.key);
-      const value: LeaseValue = { holder: request.requester, ttlMs: ttlS * 1000, grantedAt: now };
+      const value: LeaseValue = {
+        holder: request.requester,
+        ttlMs: ttlS * 1000,
+        grantedAt: now,
+        ...(request.owner ? { owner: request.owner } : {}),
+      };
       const txn = await this.client
         .if(leaseKey, 'Create', '==', 0)
         .then(
@@ -289,7 +305,7 @@ export class EtcdLockService implements LockService {
         this.client
           .put(ticketKey)
           // `since` is the worker's estimate of etcd's time, as every time this backend reports.
-          .value(JSON.stringify({ priority: request.priority, since: Date.now() }))
+          .value(JSON.stringify({ priority: request.priority, since: Date.now(), owner: request.owner }))
           .lease(ID),
       )
       .commit();
@@ -350,13 +366,14 @@ export class EtcdLockService implements LockService {
 function ticketsFrom(kvs: IKeyValue[]): (Ticket & { lease: string })[] {
   return kvs
     .map((kv) => {
-      const value = JSON.parse(kv.value.toString()) as { priority: number; since?: number };
+      const value = JSON.parse(kv.value.toString()) as { priority: number; since?: number; owner?: string };
       return {
         requester: decodeURIComponent(kv.key.toString().split('/').pop()!),
         priority: value.priority,
         seq: Number(kv.create_revision),
         expiresAt: Number.POSITIVE_INFINITY,
         since: value.since ?? null,
+        owner: value.owner ?? null,
         lease: kv.lease,
       };
     })

@@ -18,6 +18,8 @@ export interface Ticket {
   expiresAt: number;
   /** When the waiter first took its place (service time); null where a backend did not record it. */
   since?: number | null;
+  /** The thread of control that waits (tryAcquire's `owner`); null or absent: the requester alone. */
+  owner?: string | null;
 }
 
 /** The waiters as `inspect()` reports them, from live tickets already in queue order. */
@@ -143,7 +145,9 @@ export function positionsByKey(tickets: (Ticket & { key: string })[]): Wait[] {
   const byKey = new Map<string, Ticket[]>();
   for (const t of tickets) byKey.set(t.key, [...(byKey.get(t.key) ?? []), t]);
   return [...byKey].flatMap(([key, list]) =>
-    list.sort(queueOrder).map((t, i) => ({ key, requester: t.requester, position: i + 1 })),
+    list
+      .sort(queueOrder)
+      .map((t, i) => ({ key, requester: t.requester, position: i + 1, owner: t.owner ?? null })),
   );
 }
 

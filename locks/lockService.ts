@@ -37,7 +37,7 @@ export interface QueuedWaiter {
  * A live lease with less than a given fraction of its TTL left, read on the service's clock: one whose
  * keeper has missed a renewal (see `leasesRunningLow`).
  */
-export interface LowLease extends Holding {
+export interface LowLease extends Omit<Holding, 'owner'> {
   ttlMs: number;
   /** What is left of the lease, on the service's clock. */
   remainingMs: number;

@@ -52,6 +52,7 @@ interface LeaseRow {
   token: string | null;
   lease_until_ms: string | null;
   granted_at_ms: string | null;
+  owner: string | null;
   now: string;
 }
 
@@ -118,8 +119,9 @@ export class PostgresLockService implements LockService {
       if (step.kind === 'grant') {
         const granted = await db.query<{ token: string }>(
           `UPDATE lockwarden_leases SET last_token = last_token + 1, token = last_token + 1, holder = $2,
-             ttl_ms = $3::integer, lease_until_ms = $4::bigint + $3::integer, granted_at_ms = $4::bigint WHERE key = $1 RETURNING token`,
-          [request.key, request.requester, request.ttlMs, now],
+             ttl_ms = $3::integer, lease_until_ms = $4::bigint + $3::integer, granted_at_ms = $4::bigint,
+             owner = $5 WHERE key = $1 RETURNING token`,
+          [request.key, request.requester, request.ttlMs, now, request.owner ?? null],
         );
         await db.query('DELETE FROM lockwarden_waiters WHERE key = $1 AND requester = $2', [
           request.key,
@@ -129,10 +131,17 @@ export class PostgresLockService implements LockService {
       }
       if (step.keepTicket) {
         await db.query(
-          `INSERT INTO lockwarden_waiters (key, requester, priority, seq, expires_at_ms, since_ms)
-           VALUES ($1, $2, $3, nextval('lockwarden_waiter_seq'), $4, $5)
+          `INSERT INTO lockwarden_waiters (key, requester, priority, seq, expires_at_ms, since_ms, owner)
+           VALUES ($1, $2, $3, nextval('lockwarden_waiter_seq'), $4, $5, $6)
            ON CONFLICT (key, requester) DO UPDATE SET expires_at_ms = EXCLUDED.expires_at_ms`,
-          [request.key, request.requester, request.priority, now + request.queueTicketMs, now],
+          [
+            request.key,
+            request.requester,
+            request.priority,
+            now + request.queueTicketMs,
+            now,
+            request.owner ?? null,
+          ],
         );
       }
       const live = row.holder !== null && leaseUntil !== null && leaseUntil > now;
@@ -182,7 +191,7 @@ export class PostgresLockService implements LockService {
       const { now, refusal } = await this.lockOwnedRow(db, target);
       if (refusal) return refusal;
       await db.query(
-        'UPDATE lockwarden_leases SET holder = NULL, token = NULL, ttl_ms = NULL, lease_until_ms = NULL, granted_at_ms = NULL WHERE key = $1',
+        'UPDATE lockwarden_leases SET holder = NULL, token = NULL, ttl_ms = NULL, lease_until_ms = NULL, granted_at_ms = NULL, owner = NULL WHERE key = $1',
         [target.key],
       );
       return { ok: true, serviceTime: now };
@@ -209,13 +218,14 @@ export class PostgresLockService implements LockService {
   async holdings(): Promise<Holding[]> {
     await this.ready;
     const result = await this.pool.query<LeaseRow>(
-      `SELECT key, holder, token, lease_until_ms FROM lockwarden_leases WHERE holder IS NOT NULL AND lease_until_ms > ${SERVICE_NOW}`,
+      `SELECT key, holder, token, lease_until_ms, owner FROM lockwarden_leases WHERE holder IS NOT NULL AND lease_until_ms > ${SERVICE_NOW}`,
     );
     return result.rows.map((r) => ({
       key: r.key,
       holder: r.holder!,
       token: r.token!,
       leaseUntil: Number(r.lease_until_ms),
+      owner: r.owner,
     }));
   }
 
@@ -227,8 +237,9 @@ export class PostgresLockService implements LockService {
       priority: number;
       seq: string;
       expires_at_ms: string;
+      owner: string | null;
     }>(
-      `SELECT key, requester, priority, seq, expires_at_ms FROM lockwarden_waiters WHERE expires_at_ms > ${SERVICE_NOW}`,
+      `SELECT key, requester, priority, seq, expires_at_ms, owner FROM lockwarden_waiters WHERE expires_at_ms > ${SERVICE_NOW}`,
     );
     return positionsByKey(
       result.rows.map((r) => ({
@@ -237,6 +248,7 @@ export class PostgresLockService implements LockService {
         priority: r.priority,
         seq: Number(r.seq),
         expiresAt: Number(r.expires_at_ms),
+        owner: r.owner,
       })),
     );
   }

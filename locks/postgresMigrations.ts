@@ -19,6 +19,9 @@ const MIGRATIONS: string[] = [
    CREATE INDEX lockwarden_fenced_writes_resource ON lockwarden_fenced_writes (resource, id);`,
   // When each waiter first took its place, for `lockctl status` (older tickets have none).
   `ALTER TABLE lockwarden_waiters ADD COLUMN since_ms bigint;`,
+  // The thread of control a ticket waits for and a lease is held for, for the wait-for graph.
+  `ALTER TABLE lockwarden_waiters ADD COLUMN owner text;
+   ALTER TABLE lockwarden_leases ADD COLUMN owner text;`,
 ];
 
 // An arbitrary constant: the advisory lock that serializes migrations across concurrent workers.

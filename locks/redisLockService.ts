@@ -36,6 +36,7 @@ const keysOf = (key: string) => ({
   waiters: `lockwarden:waiters:${key}`,
   waiterExpiry: `lockwarden:waiter-exp:${key}`,
   waiterSince: `lockwarden:waiter-since:${key}`,
+  waiterOwner: `lockwarden:waiter-owner:${key}`,
 });
 const ALL_KEYS = 'lockwarden:keys';
 const WAITER_SEQ = 'lockwarden:waiter-seq';
@@ -72,7 +73,7 @@ export class RedisLockService implements LockService {
     const k = keysOf(request.key);
     const reply = await this.run(
       ACQUIRE,
-      [k.lease, k.token, k.waiters, k.waiterExpiry, ALL_KEYS, WAITER_SEQ, k.waiterSince],
+      [k.lease, k.token, k.waiters, k.waiterExpiry, ALL_KEYS, WAITER_SEQ, k.waiterSince, k.waiterOwner],
       [
         request.key,
         request.requester,
@@ -80,6 +81,7 @@ export class RedisLockService implements LockService {
         request.fairness,
         String(request.priority),
         String(request.queueTicketMs),
+        request.owner ?? '',
       ],
     );
     const [kind] = reply;
@@ -114,7 +116,7 @@ export class RedisLockService implements LockService {
     const k = keysOf(key);
     const [holder, token, leaseUntil, lastToken, queue, now] = await this.run(
       INSPECT,
-      [k.lease, k.token, k.waiters, k.waiterExpiry, k.waiterSince],
+      [k.lease, k.token, k.waiters, k.waiterExpiry, k.waiterSince, k.waiterOwner],
       [],
     );
     const flat = Array.isArray(queue) ? queue : [];
@@ -155,7 +157,7 @@ export class RedisLockService implements LockService {
     const k = keysOf(key);
     const rank = await this.run(
       POSITION,
-      [k.lease, k.token, k.waiters, k.waiterExpiry, k.waiterSince],
+      [k.lease, k.token, k.waiters, k.waiterExpiry, k.waiterSince, k.waiterOwner],
       [requester],
     );
     return rank === null ? null : Number(rank);
@@ -169,6 +171,7 @@ export class RedisLockService implements LockService {
       .zRem(k.waiters, requester)
       .hDel(k.waiterExpiry, requester)
       .hDel(k.waiterSince, requester)
+      .hDel(k.waiterOwner, requester)
       .exec();
   }
 
@@ -214,20 +217,23 @@ export class RedisLockService implements LockService {
     const leases = reply.slice(1, split);
     const tickets = reply.slice(split + 1);
     const holdings: Holding[] = [];
-    for (let i = 0; i < leases.length; i += 4) {
+    const ownerOf = (value: Reply[number] | undefined) => (value ? String(value) : null);
+    for (let i = 0; i < leases.length; i += 5) {
       holdings.push({
         key: String(leases[i]),
         holder: String(leases[i + 1]),
         token: String(leases[i + 2]),
         leaseUntil: Number(leases[i + 3]),
+        owner: ownerOf(leases[i + 4]),
       });
     }
     const waits: Wait[] = [];
-    for (let i = 0; i < tickets.length; i += 3) {
+    for (let i = 0; i < tickets.length; i += 4) {
       waits.push({
         key: String(tickets[i]),
         requester: String(tickets[i + 1]),
         position: Number(tickets[i + 2]),
+        owner: ownerOf(tickets[i + 3]),
       });
     }
     return { holdings, waits };

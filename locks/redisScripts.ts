@@ -6,8 +6,9 @@
 // counter `lockwarden:token:K` (INCR only, never deleted); queue zset `lockwarden:waiters:K` ordered by
 // (1000 - priority) * 2^40 + arrival seq; ticket expiry hash `lockwarden:waiter-exp:K`; the hash of
 // when each waiter took its place `lockwarden:waiter-since:K`; the set of all keys `lockwarden:keys`;
-// the global arrival counter `lockwarden:waiter-seq`. Scripts that drop tickets name the since hash
-// in the local `sinceKey`.
+// the global arrival counter `lockwarden:waiter-seq`; the hash of each waiter's owner (tryAcquire's
+// `owner`) `lockwarden:waiter-owner:K`. A lease's owner is its hash's `owner` field ('' for none).
+// Scripts that drop tickets name the since and owner hashes in the locals `sinceKey` and `ownerKey`.
 
 const NOW = `
 local t = redis.call('TIME')
@@ -21,13 +22,18 @@ for i = 1, #exps, 2 do
     redis.call('ZREM', KEYS[3], exps[i])
     redis.call('HDEL', KEYS[4], exps[i])
     redis.call('HDEL', sinceKey, exps[i])
+    redis.call('HDEL', ownerKey, exps[i])
   end
 end
 `;
 
-/** KEYS: lease, token, waiters, waiter-exp, keys, waiter-seq, waiter-since. ARGV: key, requester, ttlMs, fairness, priority, queueTicketMs. */
+/**
+ * KEYS: lease, token, waiters, waiter-exp, keys, waiter-seq, waiter-since, waiter-owner. ARGV: key,
+ * requester, ttlMs, fairness, priority, queueTicketMs, owner ('' for none).
+ */
 export const ACQUIRE = `${NOW}
 local sinceKey = KEYS[7]
+local ownerKey = KEYS[8]
 ${DROP_EXPIRED_TICKETS}
 local lease = redis.call('HMGET', KEYS[1], 'holder', 'token', 'until', 'granted')
 local holder, token, untilMs, granted = lease[1], lease[2], tonumber(lease[3]), lease[4]
@@ -41,10 +47,11 @@ local others = redis.call('ZCARD', KEYS[3]) - (rank and 1 or 0)
 if not live and ((not queued) or others == 0 or rank == 0) then
   local newToken = redis.call('INCR', KEYS[2])
   local newUntil = now + tonumber(ARGV[3])
-  redis.call('HSET', KEYS[1], 'holder', ARGV[2], 'token', newToken, 'ttl', ARGV[3], 'until', newUntil, 'granted', now)
+  redis.call('HSET', KEYS[1], 'holder', ARGV[2], 'token', newToken, 'ttl', ARGV[3], 'until', newUntil, 'granted', now, 'owner', ARGV[7])
   redis.call('ZREM', KEYS[3], ARGV[2])
   redis.call('HDEL', KEYS[4], ARGV[2])
   redis.call('HDEL', sinceKey, ARGV[2])
+  redis.call('HDEL', ownerKey, ARGV[2])
   redis.call('SADD', KEYS[5], ARGV[1])
   return {'granted', ARGV[2], newToken, newUntil, now}
 end
@@ -54,6 +61,7 @@ if queued then
     local seq = redis.call('INCR', KEYS[6])
     redis.call('ZADD', KEYS[3], (1000 - tonumber(ARGV[5])) * 1099511627776 + seq, ARGV[2])
     redis.call('HSET', sinceKey, ARGV[2], now)
+    if ARGV[7] ~= '' then redis.call('HSET', ownerKey, ARGV[2], ARGV[7]) end
   end
   redis.call('HSET', KEYS[4], ARGV[2], now + tonumber(ARGV[6]))
   redis.call('SADD', KEYS[5], ARGV[1])
@@ -88,11 +96,12 @@ return {'ok', false, now}
 `;
 
 /**
- * KEYS: lease, token, waiters, waiter-exp, waiter-since. Reads the key on the service clock; the queue
- * comes head first as {requester, priority, expires, since (false if unknown)} groups.
+ * KEYS: lease, token, waiters, waiter-exp, waiter-since, waiter-owner. Reads the key on the service
+ * clock; the queue comes head first as {requester, priority, expires, since (false if unknown)} groups.
  */
 export const INSPECT = `${NOW}
 local sinceKey = KEYS[5]
+local ownerKey = KEYS[6]
 ${DROP_EXPIRED_TICKETS}
 local lease = redis.call('HMGET', KEYS[1], 'holder', 'token', 'until')
 local live = lease[1] ~= false and tonumber(lease[3]) > now
@@ -111,24 +120,29 @@ return {
 }
 `;
 
-/** KEYS: lease, token, waiters, waiter-exp, waiter-since. ARGV: requester. Its live place in the queue, 1-based, or false. */
+/** KEYS: lease, token, waiters, waiter-exp, waiter-since, waiter-owner. ARGV: requester. Its live place in the queue, 1-based, or false. */
 export const POSITION = `${NOW}
 local sinceKey = KEYS[5]
+local ownerKey = KEYS[6]
 ${DROP_EXPIRED_TICKETS}
 local rank = redis.call('ZRANK', KEYS[3], ARGV[1])
 if rank then return rank + 1 end
 return false
 `;
 
-/** KEYS: keys. Lists every live lease and live ticket: {now, leases..., '|', tickets...}. */
+/**
+ * KEYS: keys. Lists every live lease and live ticket, each with its owner ('' for none):
+ * {now, leases..., '|', tickets...}.
+ */
 export const SNAPSHOT = `${NOW}
 local out = {now}
 local keys = redis.call('SMEMBERS', KEYS[1])
 local tickets = {}
 for _, k in ipairs(keys) do
-  local lease = redis.call('HMGET', 'lockwarden:lease:' .. k, 'holder', 'token', 'until')
+  local lease = redis.call('HMGET', 'lockwarden:lease:' .. k, 'holder', 'token', 'until', 'owner')
   if lease[1] ~= false and tonumber(lease[3]) > now then
     table.insert(out, k); table.insert(out, lease[1]); table.insert(out, lease[2]); table.insert(out, tonumber(lease[3]))
+    table.insert(out, lease[4] or '')
   end
   local waiters = redis.call('ZRANGE', 'lockwarden:waiters:' .. k, 0, -1)
   local position = 0
@@ -137,6 +151,7 @@ for _, k in ipairs(keys) do
     if exp ~= nil and exp > now then
       position = position + 1
       table.insert(tickets, k); table.insert(tickets, w); table.insert(tickets, position)
+      table.insert(tickets, redis.call('HGET', 'lockwarden:waiter-owner:' .. k, w) or '')
     end
   end
 end

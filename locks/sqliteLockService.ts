@@ -49,6 +49,7 @@ interface LeaseRow {
   token: bigint | null;
   lease_until_ms: bigint | null;
   granted_at_ms: bigint | null;
+  owner: string | null;
 }
 
 /**
@@ -76,25 +77,27 @@ export class SqliteLockService implements LockService {
       CREATE TABLE IF NOT EXISTS lock_waiters (
         key TEXT NOT NULL, requester TEXT NOT NULL, priority INTEGER NOT NULL, seq INTEGER NOT NULL,
         expires_at_ms INTEGER NOT NULL, since_ms INTEGER, PRIMARY KEY (key, requester)) STRICT;`);
-    // A file from before tickets kept their arrival time gains the column (its old tickets show none).
-    const columns = this.db.pragma('table_info(lock_waiters)') as { name: string }[];
-    if (!columns.some((c) => c.name === 'since_ms'))
-      this.db.exec('ALTER TABLE lock_waiters ADD COLUMN since_ms INTEGER');
+    // A file from before tickets kept their arrival time, or before tickets and leases named their
+    // owner, gains the columns (its old rows show none).
+    this.addMissingColumn('lock_waiters', 'since_ms', 'INTEGER');
+    this.addMissingColumn('lock_waiters', 'owner', 'TEXT');
+    this.addMissingColumn('lock_leases', 'owner', 'TEXT');
     const db = this.db;
     this.sql = {
       now: db.prepare(`SELECT ${SERVICE_NOW}`).pluck(),
       lease: db.prepare('SELECT * FROM lock_leases WHERE key = ?').safeIntegers(true),
       liveLeases: db
         .prepare(
-          'SELECT key, holder, token, lease_until_ms FROM lock_leases WHERE holder IS NOT NULL AND lease_until_ms > ?',
+          'SELECT key, holder, token, lease_until_ms, owner FROM lock_leases WHERE holder IS NOT NULL AND lease_until_ms > ?',
         )
         .safeIntegers(true),
       grant: db
         .prepare(
-          `INSERT INTO lock_leases (key, last_token, holder, token, ttl_ms, lease_until_ms, granted_at_ms)
-           VALUES (@key, 1, @holder, 1, @ttl, @now + @ttl, @now)
+          `INSERT INTO lock_leases (key, last_token, holder, token, ttl_ms, lease_until_ms, granted_at_ms, owner)
+           VALUES (@key, 1, @holder, 1, @ttl, @now + @ttl, @now, @owner)
            ON CONFLICT (key) DO UPDATE SET last_token = last_token + 1, holder = @holder,
-             token = last_token + 1, ttl_ms = @ttl, lease_until_ms = @now + @ttl, granted_at_ms = @now
+             token = last_token + 1, ttl_ms = @ttl, lease_until_ms = @now + @ttl, granted_at_ms = @now,
+             owner = @owner
            RETURNING token`,
         )
         .pluck()
@@ -105,18 +108,18 @@ export class SqliteLockService implements LockService {
         )
         .pluck(),
       clear: db.prepare(
-        'UPDATE lock_leases SET holder = NULL, token = NULL, ttl_ms = NULL, lease_until_ms = NULL, granted_at_ms = NULL WHERE key = ?',
+        'UPDATE lock_leases SET holder = NULL, token = NULL, ttl_ms = NULL, lease_until_ms = NULL, granted_at_ms = NULL, owner = NULL WHERE key = ?',
       ),
       dropExpiredTickets: db.prepare('DELETE FROM lock_waiters WHERE expires_at_ms <= ?'),
       tickets: db.prepare(
         'SELECT requester, priority, seq, expires_at_ms AS expiresAt, since_ms AS since FROM lock_waiters WHERE key = ? AND expires_at_ms > ?',
       ),
       allTickets: db.prepare(
-        'SELECT key, requester, priority, seq, expires_at_ms AS expiresAt FROM lock_waiters WHERE expires_at_ms > ?',
+        'SELECT key, requester, priority, seq, expires_at_ms AS expiresAt, owner FROM lock_waiters WHERE expires_at_ms > ?',
       ),
       keepTicket: db.prepare(
-        `INSERT INTO lock_waiters (key, requester, priority, seq, expires_at_ms, since_ms)
-         VALUES (@key, @requester, @priority, (SELECT COALESCE(MAX(seq), 0) + 1 FROM lock_waiters), @expires, @now)
+        `INSERT INTO lock_waiters (key, requester, priority, seq, expires_at_ms, since_ms, owner)
+         VALUES (@key, @requester, @priority, (SELECT COALESCE(MAX(seq), 0) + 1 FROM lock_waiters), @expires, @now, @owner)
          ON CONFLICT (key, requester) DO UPDATE SET expires_at_ms = @expires`,
       ),
       dropTicket: db.prepare('DELETE FROM lock_waiters WHERE key = ? AND requester = ?'),
@@ -153,12 +156,18 @@ export class SqliteLockService implements LockService {
           holder: request.requester,
           ttl: request.ttlMs,
           now,
+          owner: request.owner ?? null,
         }) as bigint;
         this.sql.dropTicket.run(request.key, request.requester);
         return grantedAttempt(request, token.toString(), now);
       }
       if (step.keepTicket) {
-        this.sql.keepTicket.run({ ...request, expires: now + request.queueTicketMs, now });
+        this.sql.keepTicket.run({
+          ...request,
+          owner: request.owner ?? null,
+          expires: now + request.queueTicketMs,
+          now,
+        });
       }
       const leaseUntil = toNumber(row?.lease_until_ms);
       const live = row?.holder != null && leaseUntil! > now;
@@ -225,6 +234,7 @@ export class SqliteLockService implements LockService {
       holder: r.holder!,
       token: r.token!.toString(),
       leaseUntil: toNumber(r.lease_until_ms)!,
+      owner: r.owner,
     }));
   }
 
@@ -267,6 +277,12 @@ export class SqliteLockService implements LockService {
       target,
       now,
     );
+  }
+
+  private addMissingColumn(table: string, column: string, type: string): void {
+    const columns = this.db.pragma(`table_info(${table})`) as { name: string }[];
+    if (!columns.some((c) => c.name === column))
+      this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
   }
 
   private immediate<T>(fn: () => T): T {

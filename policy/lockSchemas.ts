@@ -94,6 +94,8 @@ export interface Holding {
   holder: string;
   token: string;
   leaseUntil: number;
+  /** The thread of control the lease is held for (see tryAcquire's `owner`); null: the holder alone. */
+  owner: string | null;
 }
 
 /** A live queue ticket as listed by `waits()`, for the wait-for graph. */
@@ -101,6 +103,8 @@ export interface Wait {
   key: string;
   requester: string;
   position: number;
+  /** The thread of control that waits (see tryAcquire's `owner`); null: the requester alone. */
+  owner: string | null;
 }
 
 /** The answer of a fenced release or renewal: done, or why not. */
@@ -122,6 +126,13 @@ export const tryAcquireRequestSchema = z.strictObject({
   priority: z.number().int().min(0).max(1_000).default(0),
   /** How long the requester's place in the queue is kept after this call; each call renews it. */
   queueTicketMs: z.number().int().min(1_000).max(MAX_QUEUE_TICKET_MS).default(DEFAULT_QUEUE_TICKET_MS),
+  /**
+   * The thread of control that waits with this ticket and holds with this lease (a parent workflow,
+   * a process that holds one key while it asks for another): the wait-for graph joins a holding and a
+   * wait only when they have the same owner. Stored with the ticket and the lease; absent, the
+   * request is its own owner and never makes an edge to anything else.
+   */
+  owner: holderSchema.optional(),
 });
 export type TryAcquireRequest = z.input<typeof tryAcquireRequestSchema>;
 export type ParsedTryAcquireRequest = z.output<typeof tryAcquireRequestSchema>;

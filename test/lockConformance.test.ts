@@ -191,11 +191,37 @@ describe.each(backendHarnesses())('lock service contract on $name', (harness) =>
       expect.objectContaining({ key, holder: 'holder', token: holder.token }),
     ]);
     expect((await locks.waits()).filter((w) => w.key === key)).toEqual([
-      { key, requester: 'w1', position: 1 },
-      { key, requester: 'w2', position: 2 },
+      { key, requester: 'w1', position: 1, owner: null },
+      { key, requester: 'w2', position: 2, owner: null },
     ]);
     await locks.leave({ key, requester: 'w1' });
     expect(await locks.position({ key, requester: 'w2' })).toBe(1);
+  });
+
+  it(`[${harness.name}] keeps the owner a ticket and a lease were asked for, and forgets it with them`, async () => {
+    const holder = granted(await acquire('holder', { owner: 'job-1' }));
+    await acquire('w1', { owner: 'job-2' });
+    await acquire('w2');
+    expect((await locks.holdings()).filter((h) => h.key === key)).toEqual([
+      expect.objectContaining({ holder: 'holder', owner: 'job-1' }),
+    ]);
+    expect((await locks.waits()).filter((w) => w.key === key)).toEqual([
+      { key, requester: 'w1', position: 1, owner: 'job-2' },
+      { key, requester: 'w2', position: 2, owner: null },
+    ]);
+    // The next lease, asked for without an owner, names none: nothing of job-1's lease is left.
+    await locks.release(holder);
+    await locks.leave({ key, requester: 'w1' });
+    granted(await acquire('w2'));
+    expect((await locks.holdings()).filter((h) => h.key === key)).toEqual([
+      expect.objectContaining({ holder: 'w2', owner: null }),
+    ]);
+    // A ticket that left and is taken again without an owner names none either.
+    await acquire('w1');
+    expect((await locks.waits()).filter((w) => w.key === key)).toEqual([
+      { key, requester: 'w1', position: 1, owner: null },
+    ]);
+    await expect(acquire('w3', { owner: ' padded ' })).rejects.toThrow(/owner/);
   });
 
   it(`[${harness.name}] lists a key no lease holds whose queue is live, head first, and never a held key`, async () => {

@@ -1,3 +1,4 @@
+import { spansSeveralKeys } from '../policy/waitForGraph';
 import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
 import { describeIssues } from '../policy/errors';
@@ -73,7 +74,7 @@ export function createAnthropicDecider(config: ModelConfig) {
   }
 
   return async function decide(ctx: DecisionContext): Promise<ModelAnswer> {
-    const model = ctx.waitForEdges.length > 0 ? config.largeModel : config.model;
+    const model = spansSeveralKeys(ctx.waitForEdges) ? config.largeModel : config.model;
     const prompt = buildRetryPrompt(ctx, config.sensitiveTenants);
     const answer = await askWithRepair(model, prompt);
     return { ...answer, redactions: prompt.redactions };

@@ -58,8 +58,9 @@ export function createLockActivities({
 }: LockActivityDeps) {
   return {
     /**
-     * One fast-path attempt at the lock service. A denial also reports the wait-for edges, unless the
-     * caller `seen` the same holder at its last denial (nothing that could close a cycle changed).
+     * One fast-path attempt at the lock service. A denial of a request with an owner also reports the
+     * wait-for edges around that owner, unless the caller `seen` the same holder at its last denial
+     * (nothing that could close a cycle changed). A request without one is never part of a cycle.
      */
     tryAcquireLock: (request: TryAcquireRequest, seen?: SeenHolder) => tryAcquireLock(request, seen),
 
@@ -142,22 +143,20 @@ export function createLockActivities({
     );
     if (attempt.granted) return attempt;
     const denied = attempt.denial;
-    if (denied.code !== 'QUEUED' && seen && seen.holder === denied.holder) return attempt;
-    const [holdings, waits, record] = await Promise.all([
-      locks.holdings(),
-      locks.waits(),
-      locks.inspect(request.key),
-    ]);
     // A free lock this requester may not take yet: make sure the head of the queue knows. When
     // every waiter ahead of it turns out to be gone, it is the head now: it tries again at once.
-    if (attempt.denial.code === 'QUEUED') {
+    if (denied.code === 'QUEUED') {
+      const record = await locks.inspect(request.key);
       const mine = record.waiters.indexOf(request.requester);
       const ahead = mine < 0 ? record.waiters.slice(0, 1) : record.waiters.slice(0, mine);
       if (ahead.length && (await wakeHead(request.key, ahead)) === 'none-left' && mine >= 0)
         return tryAcquireLock(request, seen);
     }
-    // Only the edges around the requester: the session records what this answers, at every attempt.
-    return { ...attempt, waitForEdges: edgesAround(request.requester, waitForEdges(holdings, waits)) };
+    const { owner } = request;
+    if (!owner || (seen && seen.holder === denied.holder)) return attempt;
+    const [holdings, waits] = await Promise.all([locks.holdings(), locks.waits()]);
+    // Only the edges around the owner: the session records what this answers, at every attempt.
+    return { ...attempt, waitForEdges: edgesAround(owner, waitForEdges(holdings, waits)) };
   }
 
   // Wakes the first waiter of the key whose session still runs (see wakeFirstLiving).

@@ -115,6 +115,10 @@ program
   .description('start a session; by default wait until it holds the lease (it then renews it until released)')
   .argument('<key>', 'lock key')
   .requiredOption('--requester <id>', 'requester id (one session per requester and key)')
+  .option(
+    '--owner <id>',
+    'the process or job that holds while it waits (deadlock detection); default: the session alone',
+  )
   .option('--ttl-ms <ms>', 'lease TTL', wholeNumber)
   .option('--max-retries <n>', 'hard limit on retries', wholeNumber)
   .option('--max-total-wait-ms <ms>', 'hard limit on total wait', wholeNumber)
@@ -129,6 +133,7 @@ program
         key: string,
         opts: {
           requester: string;
+          owner?: string;
           ttlMs?: number;
           maxRetries?: number;
           maxTotalWaitMs?: number;
@@ -146,6 +151,7 @@ program
           key,
           requester: opts.requester,
           budget,
+          ...(opts.owner ? { owner: opts.owner } : {}),
           ...(opts.ttlMs ? { ttlMs: opts.ttlMs } : {}),
           ...(opts.fairness ? { fairness: opts.fairness as 'FIFO' } : {}),
         };

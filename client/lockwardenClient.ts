@@ -84,7 +84,7 @@ function sessionStartOptions(request: AcquireRequest, placement: SessionPlacemen
     // A second session for the same requester and key while one runs is a caller bug: refuse it.
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
     workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-    staticSummary: `acquire ${request.key} for ${request.requester}`,
+    staticSummary: `acquire ${request.key} for ${request.requester}${request.owner ? ` (owner ${request.owner})` : ''}`,
     ...(placement.pinTo ? { versioningOverride: { pinnedTo: placement.pinTo } } : {}),
     typedSearchAttributes: [
       { key: SEARCH_ATTRIBUTES.lockKey, value: request.key },

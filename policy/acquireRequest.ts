@@ -25,6 +25,13 @@ export const acquireRequestSchema = z
   .strictObject({
     key: lockKeySchema,
     requester: requesterSchema,
+    /**
+     * The thread of control this session waits and holds for, in the wait-for graph: a parent
+     * workflow (withLock sets its own id), or a process that holds one key while it asks for another.
+     * Absent, the session is its own owner: it never holds while it waits, so it is never part of a
+     * deadlock, however its requester name is reused on other keys.
+     */
+    owner: requesterSchema.optional(),
     ttlMs: ttlMsSchema.default(30_000),
     fairness: fairnessSchema.default('FIFO'),
     priority: z.number().int().min(0).max(1_000).default(0),

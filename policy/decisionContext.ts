@@ -20,9 +20,11 @@ export function buildDecisionContext(input: {
   parks: boolean;
 }): DecisionContext {
   const { request, denial } = input;
+  const node = request.owner ?? request.requester;
   return {
     lockName: request.key,
     requester: request.requester,
+    ...(request.owner ? { owner: request.owner } : {}),
     currentHolder: denial.holder,
     lockTtlSeconds: request.ttlMs / 1000,
     elapsedWaitSeconds: input.elapsedMs / 1000,
@@ -41,8 +43,9 @@ export function buildDecisionContext(input: {
     queuePosition: denial.position,
     wokenByRelease: input.parks,
     recentDecisions: input.recentDecisions.slice(-5),
-    waitForEdges: input.waitForEdges.filter(
-      (e) => e.waiter === request.requester || e.holder === request.requester,
-    ),
+    // The edges that touch this session's owner, as the decision context's schema has them.
+    waitForEdges: input.waitForEdges
+      .filter((e) => e.waiter === node || e.holder === node)
+      .map(({ waiter, key, holder }) => ({ waiter, key, holder })),
   };
 }

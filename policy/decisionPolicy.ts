@@ -41,7 +41,7 @@ export function decideByPolicy(
   const starvation = starvationRisk(ctx);
 
   // Rule 5: a cycle of waits through this requester is a deadlock; no retry can break it.
-  const cycle = cycleThrough(ctx.requester, ctx.waitForEdges);
+  const cycle = cycleThrough(ctx.owner ?? ctx.requester, ctx.waitForEdges);
   if (cycle) {
     const path = cycle.map((e) => `${e.waiter} waits for ${e.key} held by ${e.holder}`).join('; ');
     return escalate(

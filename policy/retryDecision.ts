@@ -9,6 +9,8 @@ import { denialCodeSchema, fairnessSchema } from './lockSchemas';
 export const decisionContextSchema = z.strictObject({
   lockName: z.string(),
   requester: z.string(),
+  /** The thread of control the requester waits and holds for, when it names one: the wait-for graph's node. */
+  owner: z.string().optional(),
   currentHolder: z.string().nullable(),
   lockTtlSeconds: z.number().nonnegative(),
   elapsedWaitSeconds: z.number().nonnegative(),
@@ -35,7 +37,7 @@ export const decisionContextSchema = z.strictObject({
       }),
     )
     .max(5),
-  /** Wait-for edges involving the requester: `waiter` waits for `key`, held by `holder`. */
+  /** Wait-for edges involving the requester's owner: `waiter` waits for `key`, held by `holder` (owners). */
   waitForEdges: z.array(z.strictObject({ waiter: z.string(), key: z.string(), holder: z.string() })).max(50),
 });
 export type DecisionContext = z.infer<typeof decisionContextSchema>;

@@ -20,7 +20,7 @@ Answer by calling the ${DECISION_TOOL_NAME} tool exactly once. Its fields:
 - backoff_strategy: "linear", "exponential", "decorrelated-jitter", or null when not retrying.
 - lease_renewal_instruction: optional advice about the lease once acquired, or null. It is logged for humans and never executed.
 - starvation_risk: "low", "medium" or "high".
-- deadlock_detected: true only if the wait-for edges show a cycle through this requester.
+- deadlock_detected: true only if the wait-for edges show a cycle through this requester (or the owner it acts for).
 - escalation_reason: why a human is needed; required when decision is "escalate", otherwise null.
 - explanation: one sentence saying why.
 
@@ -61,6 +61,7 @@ export function buildRetryPrompt(
     'Lock situation (data):',
     `- lock name: ${q(ctx.lockName)}`,
     `- requested by: ${q(ctx.requester)}`,
+    ...(ctx.owner ? [`- on behalf of (holds while it waits): ${q(ctx.owner)}`] : []),
     `- current holder: ${ctx.currentHolder === null ? 'unknown or none' : q(ctx.currentHolder)}`,
     `- lease TTL: ${ctx.lockTtlSeconds} s`,
     `- holder's lease remaining: ${ctx.holderLeaseRemainingMs === null ? 'unknown' : `${ctx.holderLeaseRemainingMs} ms`}`,
@@ -87,7 +88,7 @@ export function buildRetryPrompt(
         )
       : ['- none']),
     '',
-    'Wait-for edges involving this requester (data):',
+    'Wait-for edges involving this requester or its owner (data):',
     ...(ctx.waitForEdges.length
       ? ctx.waitForEdges.map((e) => `- ${q(e.waiter)} waits for ${q(e.key)}, held by ${q(e.holder)}`)
       : ['- none']),

@@ -29,6 +29,12 @@ export interface RecordedDecision {
   decision: string;
   retryAfterMs: number | null;
   appliedMs: number | null;
+  /**
+   * What the session did with it: slept its own back-off; parked, the delay giving way to the park
+   * (a release wakes it, `appliedMs` is only the timer's bound); escalated; or abandoned. Absent in
+   * runs from before it.
+   */
+  appliedAs?: 'backoff' | 'park' | 'escalate' | 'abandon';
   fallbackCause: string | null;
 }
 
@@ -37,6 +43,8 @@ export interface SessionState {
   phase: SessionPhase;
   key: string;
   requester: string;
+  /** The owner it waits and holds for in the wait-for graph (see the request's `owner`); null: itself. */
+  owner: string | null;
   attempts: number;
   /** The last ten decisions, oldest first. */
   decisions: RecordedDecision[];
@@ -124,7 +132,7 @@ export function leaseOwnerProblem(input: unknown, key: string, requester: string
 export interface DeadlockNotice {
   /** The cycle, readable (see describeCycle). */
   cycle: string;
-  /** The one session (by requester) that escalates the cycle; the others halt. */
+  /** The one member (by owner: see WaitForEdge) that escalates the cycle; the others halt. */
   escalator: string;
   /** The cycle's edges in order; absent from a notice a 0.1.0 session sent. */
   edges?: WaitForEdge[];

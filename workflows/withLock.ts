@@ -27,8 +27,9 @@ export interface WithLockOptions {
  * Runs `fn` while holding a lock, from inside another workflow: starts the acquisition session as a
  * child, hands `fn` the lease (pass its token to your activities and their FencedResource), and
  * releases after `fn` returns or throws. Throws LockNotAcquired if the session ends without the
- * lease, and LeaseLost if the lease was lost while `fn` ran. One withLock at a time per workflow:
- * the session's updates arrive on a single signal handler.
+ * lease, and LeaseLost if the lease was lost while `fn` ran. The session's owner, in the wait-for
+ * graph, is this workflow unless the request names another: a withLock inside another's `fn` waits
+ * while this workflow holds, and a lock inversion between two such workflows is a deadlock found.
  */
 export async function withLock<T>(
   request: AcquireRequestInput,
@@ -37,13 +38,12 @@ export async function withLock<T>(
 ): Promise<T> {
   const sessionId = acquisitionWorkflowId(request.key, request.requester);
   const answers: SessionNews[] = [];
-  setHandler(lockSessionUpdate, (from, answer) => {
-    if (from === sessionId) answers.push(answer);
-  });
+  listenTo(sessionId, answers);
+  const owner = request.owner ?? workflowInfo().workflowId;
   const session = await startChild(acquireLock, {
     workflowId: sessionId,
     ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
-    args: [{ ...request, notifyParent: true }],
+    args: [{ ...request, owner, notifyParent: true }],
     staticSummary: `acquire ${request.key} for ${request.requester} (for ${workflowInfo().workflowType})`,
   });
   // The session tells of the lease, or of its end, before it completes; one that fails instead (a bad
@@ -67,6 +67,7 @@ export async function withLock<T>(
   try {
     return await fn(first.lease);
   } finally {
+    forget(sessionId);
     // A session that lost its lease has ended on its own (and said so): there is nothing to release.
     if (!answers.some((a) => a.status === 'ended'))
       await session
@@ -85,6 +86,26 @@ export async function withLock<T>(
       );
     }
   }
+}
+
+// Where each of this workflow's open withLocks collects what its session says: one signal handler
+// for all, so withLocks can nest. Kept on globalThis, which the SDK keeps apart for each workflow
+// (module scope may be shared by the workflows of one worker context).
+interface Listening {
+  __lockwardenSessionNews?: Map<string, SessionNews[]>;
+}
+
+function listenTo(sessionId: string, answers: SessionNews[]): void {
+  const scope = globalThis as Listening;
+  const listening = (scope.__lockwardenSessionNews ??= new Map());
+  listening.set(sessionId, answers);
+  setHandler(lockSessionUpdate, (from, answer) => {
+    listening.get(from)?.push(answer);
+  });
+}
+
+function forget(sessionId: string): void {
+  (globalThis as Listening).__lockwardenSessionNews?.delete(sessionId);
 }
 
 // The failure Temporal answers a signal to a workflow that has already closed.

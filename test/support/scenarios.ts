@@ -476,11 +476,22 @@ export const deadlock = {
   histories: ['session-deadlock-escalator', 'session-deadlock-halted'],
   async run({ client, taskQueue, escalations, tag }: ScenarioContext) {
     const [a, b] = [`deadlock-a-${tag}`, `deadlock-b-${tag}`];
-    const holdA = await acquire(client, { key: a, requester: 'alpha' }, { taskQueue });
-    const holdB = await acquire(client, { key: b, requester: 'beta' }, { taskQueue });
+    // Two jobs, each holding one key while it asks for the other's: the owner each declares is what
+    // joins its hold and its wait (the requester names alone would join nothing).
+    const [alpha, beta] = [{ owner: 'alpha' }, { owner: 'beta' }];
+    const holdA = await acquire(client, { key: a, requester: 'replica-1', ...alpha }, { taskQueue });
+    const holdB = await acquire(client, { key: b, requester: 'replica-2', ...beta }, { taskQueue });
     const budget = { baseBackoffMs: 50, maxBackoffMs: 200 };
-    const alphaWaits = await startAcquisition(client, { key: b, requester: 'alpha', budget }, { taskQueue });
-    const betaWaits = await startAcquisition(client, { key: a, requester: 'beta', budget }, { taskQueue });
+    const alphaWaits = await startAcquisition(
+      client,
+      { key: b, requester: 'replica-1', budget, ...alpha },
+      { taskQueue },
+    );
+    const betaWaits = await startAcquisition(
+      client,
+      { key: a, requester: 'replica-2', budget, ...beta },
+      { taskQueue },
+    );
     const betaOutcome = await betaWaits.result();
     await waitFor('alpha escalated', phaseIs(client, alphaWaits.workflowId, 'escalated'));
     const alphaEscalated = await stateOf(client, alphaWaits.workflowId);

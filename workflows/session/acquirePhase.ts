@@ -22,7 +22,8 @@ export type Acquisition = { kind: 'held'; lease: Lease } | PhaseEnd;
  */
 export async function acquireUntilHeld(session: LockSession): Promise<Acquisition> {
   const { key, requester, request } = session;
-  session.enter('acquiring', `acquiring ${key} for ${requester}`);
+  const owner = request.owner ? ` (owner ${request.owner})` : '';
+  session.enter('acquiring', `acquiring ${key} for ${requester}${owner}`);
   for (;;) {
     const notice = session.deadlockNotice;
     const lastDenial = session.lastDenial;

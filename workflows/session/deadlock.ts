@@ -1,5 +1,5 @@
 import type { DeadlockNotice, SessionOutcome } from '../../policy/session';
-import { cycleThrough, describeCycle, type WaitForEdge } from '../../policy/waitForGraph';
+import { cycleThrough, describeCycle, type WaitForEdge, waitingRequester } from '../../policy/waitForGraph';
 import type { EscalationCause } from './escalation';
 import { leaveQueue } from './fastPath';
 import type { LockSession } from './lockSession';
@@ -11,7 +11,7 @@ import { tellOfDeadlock } from './peerSignals';
  * to leave its queue hides the cycle) and the session notes it. Returns whether one was found.
  */
 export async function findDeadlock(session: LockSession, edges: WaitForEdge[]): Promise<boolean> {
-  const cycle = cycleThrough(session.requester, edges);
+  const cycle = cycleThrough(session.graphNode, edges);
   if (!cycle) return false;
   const notice: DeadlockNotice = {
     cycle: describeCycle(cycle),
@@ -19,9 +19,8 @@ export async function findDeadlock(session: LockSession, edges: WaitForEdge[]): 
     escalator: cycle.map((e) => e.waiter).sort()[0]!,
     edges: cycle,
   };
-  for (const edge of cycle.filter((e) => e.waiter !== session.requester)) {
-    await tellOfDeadlock(edge.key, edge.waiter, notice);
-  }
+  const others = cycle.filter((e) => waitingRequester(e) !== session.requester || e.key !== session.key);
+  for (const edge of others) await tellOfDeadlock(edge.key, waitingRequester(edge), notice);
   session.noteDeadlock(notice);
   return true;
 }
@@ -38,7 +37,7 @@ export async function settleDeadlock(
   // A notice sent by a 0.1.0 session names the cycle in words only.
   const cycle = notice.edges ?? [];
   const reason = `deadlock: ${notice.cycle}`;
-  if (notice.escalator !== session.requester) {
+  if (notice.escalator !== session.graphNode) {
     session.enter('halted', `halted: deadlock (${notice.cycle}); ${notice.escalator} escalates it`);
     const deadlock = { cycle, escalator: notice.escalator };
     const outcome: SessionOutcome = {

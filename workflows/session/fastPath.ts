@@ -15,7 +15,7 @@ import { sessionMetrics } from './metricsSink';
 export async function tryFastPath(session: LockSession, why: string): Promise<SessionAttempt> {
   const { key, requester, request } = session;
   const attempts = session.beginAttempt();
-  const { ttlMs, fairness, priority } = request;
+  const { ttlMs, fairness, priority, owner } = request;
   // The wait-for graph is read when the situation may have changed: at the first denial, or when the
   // key's holder is not the one last seen. A cycle forms only when someone starts waiting or a key
   // changes hands, and whoever closes it sees it then.
@@ -24,7 +24,18 @@ export async function tryFastPath(session: LockSession, why: string): Promise<Se
   try {
     attempt = await handoffCalls.tryAcquireLock.executeWithOptions(
       { summary: `${why}, attempt ${attempts}` },
-      [{ key, requester, ttlMs, fairness, priority, queueTicketMs: session.ticketSpanMs() }, seen],
+      [
+        {
+          key,
+          requester,
+          ttlMs,
+          fairness,
+          priority,
+          queueTicketMs: session.ticketSpanMs(),
+          ...(owner ? { owner } : {}),
+        },
+        seen,
+      ],
     );
   } catch (error) {
     if (!lockServiceUnreachable(error)) throw error;

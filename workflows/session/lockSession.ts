@@ -92,6 +92,7 @@ export class LockSession {
       phase: 'acquiring',
       key: request.key,
       requester: request.requester,
+      owner: request.owner ?? null,
       attempts: request.resume?.attempts ?? 0,
       decisions: [],
       holder: null,
@@ -120,6 +121,14 @@ export class LockSession {
 
   get requester(): string {
     return this.request.requester;
+  }
+
+  /**
+   * Who this session is in the wait-for graph: its owner. A session without one is its own, and
+   * sessions recorded before owners existed were their requester.
+   */
+  get graphNode(): string {
+    return this.request.owner ?? this.request.requester;
   }
 
   /** Where the session stands, as the `state` query shows it. */

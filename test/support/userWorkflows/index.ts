@@ -1,6 +1,6 @@
 // A user's own workflows module, as in README "Using it from your own worker": a job that needs a
 // lock, written with withLock, and an activity of the user's that writes with the lease's token.
-import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import { withLock } from '../../../workflows/withLock';
 
 /** The user's own activity. */
@@ -31,4 +31,25 @@ export async function busyActivation(iterations: number): Promise<number> {
   let x = 0;
   for (let i = 0; i < iterations; i++) x = (Math.imul(x, 31) + i) | 0;
   return x;
+}
+
+/**
+ * Holds `first` through withLock and, while holding it, asks for `second` (a transfer between two
+ * accounts, say): two of these with the keys swapped are a lock inversion.
+ */
+export async function transferBetween(input: {
+  first: string;
+  second: string;
+  /** How long to hold `first` before asking for `second`, so that both jobs hold one key first. */
+  pauseMs: number;
+}): Promise<{ first: string; second: string }> {
+  const requester = workflowInfo().workflowId;
+  const budget = { baseBackoffMs: 50, maxBackoffMs: 200 };
+  return withLock({ key: input.first, requester, budget }, async (outer) => {
+    await sleep(input.pauseMs);
+    return withLock({ key: input.second, requester, budget }, async (inner) => ({
+      first: outer.token,
+      second: inner.token,
+    }));
+  });
 }

@@ -27,7 +27,7 @@ export interface DecisionActivityDeps {
 /**
  * The activity that produces a retry decision: from the model when configured, else the policy. It
  * returns the decision as answered, its free text redacted; the workflow's guardrails, and nothing
- * here, decide what is done. Every call writes one log line, also when it throws.
+ * here, decide what is done. Every model call writes one log line, also when it throws.
  */
 export function createDecisionActivities({ decider, log, metrics }: DecisionActivityDeps) {
   return {
@@ -37,7 +37,7 @@ export function createDecisionActivities({ decider, log, metrics }: DecisionActi
       );
       const started = performance.now();
       const line = {
-        event: 'retry-decision',
+        event: 'model-call',
         key: context.lockName,
         requester: context.requester,
         attempt: context.attempt,
@@ -58,7 +58,7 @@ export function createDecisionActivities({ decider, log, metrics }: DecisionActi
             errorType: errorType(failure),
             latencyMs: latencyMs(),
           },
-          'retry decision failed, to be retried',
+          'model call for a retry decision failed, to be retried',
         );
         throw error;
       }
@@ -69,24 +69,26 @@ export function createDecisionActivities({ decider, log, metrics }: DecisionActi
         decision: record.decision.decision,
         fallback_cause: record.fallbackCause ?? 'none',
       });
-      // One line per decision. No prompt text; the model's free text only as redacted.
-      log.info(
-        {
-          ...line,
-          provider: record.provider,
-          model: record.model,
-          decision: record.decision.decision,
-          backoffRequestedMs: record.decision.retry_after_ms ?? null,
-          leaseRenewalInstruction: record.decision.lease_renewal_instruction,
-          repaired: record.repaired,
-          fallbackCause: record.fallbackCause,
-          fallbackDetail: record.fallbackDetail,
-          // What was masked before the model saw it: counts only, never the text.
-          redactions: answer?.redactions,
-          latencyMs: latencyMs(),
-        },
-        'retry decision',
-      );
+      // One line per model call (the session writes the decision's own line, with the back-off it
+      // applied: workflows/session/decideStep.ts). No prompt text; the model's free text only as redacted.
+      if (decider)
+        log.info(
+          {
+            ...line,
+            provider: record.provider,
+            model: record.model,
+            decision: record.decision.decision,
+            backoffRequestedMs: record.decision.retry_after_ms ?? null,
+            leaseRenewalInstruction: record.decision.lease_renewal_instruction,
+            repaired: record.repaired,
+            fallbackCause: record.fallbackCause,
+            fallbackDetail: record.fallbackDetail,
+            // What was masked before the model saw it: counts only, never the text.
+            redactions: answer?.redactions,
+            latencyMs: latencyMs(),
+          },
+          'model asked for a retry decision',
+        );
       return record;
     },
   };

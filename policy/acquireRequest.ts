@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LATENCY_FLOOR_MS } from './constants';
+import { readConstraints } from './constraints';
 import {
   fairnessSchema,
   leaseSchema,
@@ -35,7 +36,11 @@ export const acquireRequestSchema = z
     ttlMs: ttlMsSchema.default(30_000),
     fairness: fairnessSchema.default('FIFO'),
     priority: z.number().int().min(0).max(1_000).default(0),
-    /** Operator rules shown to the decision maker as data ("escalate after 30 s"); never executed. */
+    /**
+     * Operator rules in the forms of policy/constraints.ts ("at most 3 retries", "escalate after
+     * 30s", "preserve FIFO ordering", "do not escalate before 5s"): enforced by the guardrails as hard
+     * limits, the tightest of budget and constraints winning, and shown to the model as data.
+     */
     constraints: z.array(z.string().max(300)).max(20).default([]),
     budget: retryBudgetSchema.prefault({}),
     /** How long an escalated session waits for the operator's answer before it abandons. */
@@ -62,6 +67,26 @@ export const acquireRequestSchema = z
   .refine((r) => r.budget.baseBackoffMs <= r.budget.maxBackoffMs, {
     path: ['budget', 'baseBackoffMs'],
     message: 'must not exceed budget.maxBackoffMs',
+  })
+  .superRefine((r, ctx) => {
+    // A continued run keeps what its first run accepted: sessions from before the grammar carry on.
+    if (r.resume) return;
+    const read = readConstraints(r.constraints);
+    if (!read.ok) {
+      for (const { index, message } of read.problems)
+        ctx.addIssue({
+          code: 'custom',
+          path: index === null ? ['constraints'] : ['constraints', index],
+          message,
+        });
+      return;
+    }
+    if (read.rules.fifo && r.fairness !== 'FIFO')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['fairness'],
+        message: `is ${r.fairness}, but a constraint says "preserve FIFO ordering"`,
+      });
   });
 export type AcquireRequestInput = z.input<typeof acquireRequestSchema>;
 export type AcquireRequest = z.output<typeof acquireRequestSchema>;

@@ -1,3 +1,15 @@
+/** How far the harness spreads a model's delay each way (seed 000: jitter applied client-side). */
+export const MODEL_DELAY_JITTER = 0.2;
+
+/**
+ * A model's requested delay with jitter applied client-side, so waiters given the same advice do not
+ * come back in a herd: uniform in ±MODEL_DELAY_JITTER of the request. The guardrails bound the result
+ * afterwards, as any delay. `sample` is in [0, 1), from the workflow's replay-safe generator.
+ */
+export function jitterModelDelay(requestedMs: number, sample: number): number {
+  return Math.round(requestedMs * (1 - MODEL_DELAY_JITTER + 2 * MODEL_DELAY_JITTER * sample));
+}
+
 /** Inputs of one decorrelated-jitter step; every value is in milliseconds. */
 export interface JitterStep {
   previousMs: number;

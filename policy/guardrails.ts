@@ -1,5 +1,6 @@
 import type { BudgetLimit, RetryBudget } from './acquireRequest';
 import type { RetryDecision } from './retryDecision';
+import { jitterModelDelay } from './backoff';
 import { LATENCY_FLOOR_MS } from './constants';
 
 /** How far a session has got: tries made so far and time spent waiting, in workflow time. */
@@ -19,14 +20,31 @@ export type NextStep =
  * retry once `maxRetries` or `maxTotalWaitMs` is spent.
  */
 export function boundRetryDelay(requestedMs: number, progress: RetryProgress, budget: RetryBudget): NextStep {
-  const retriesUsed = progress.attempts - 1;
-  if (retriesUsed >= budget.maxRetries) return { kind: 'stop', why: 'max-retries' };
+  const spent = budgetSpent(progress, budget);
+  if (spent) return { kind: 'stop', why: spent };
   const remainingMs = budget.maxTotalWaitMs - progress.elapsedMs;
-  if (remainingMs < LATENCY_FLOOR_MS) return { kind: 'stop', why: 'max-total-wait' };
   const ceiling = Math.min(budget.maxBackoffMs, remainingMs);
   const finite = Number.isFinite(requestedMs) ? Math.round(requestedMs) : ceiling;
   const sleepMs = Math.min(ceiling, Math.max(LATENCY_FLOOR_MS, finite));
   return { kind: 'sleep', sleepMs, requestedMs, clamped: sleepMs !== requestedMs };
+}
+
+/** Which limit of the budget is spent, or null while another retry fits in it. */
+export function budgetSpent(progress: RetryProgress, budget: RetryBudget): BudgetLimit | null {
+  if (progress.attempts - 1 >= budget.maxRetries) return 'max-retries';
+  if (budget.maxTotalWaitMs - progress.elapsedMs < LATENCY_FLOOR_MS) return 'max-total-wait';
+  return null;
+}
+
+/**
+ * The harness's rules of seed 000 on top of the budget (sessions from before them pass none): a spent
+ * budget escalates whatever was decided, abandon included; no escalation a decision asks for comes
+ * before `noEscalationBeforeMs` of waiting (a constraint); and a model's delay is jittered client-side.
+ */
+export interface HarnessRules {
+  noEscalationBeforeMs: number | null;
+  /** A sample in [0, 1) for the jitter on a model's delay; null for a delay the policy chose. */
+  jitterSample: number | null;
 }
 
 /** What the workflow does after the guardrails have looked at a decision. */
@@ -45,17 +63,28 @@ export function guardDecision(
   decision: RetryDecision,
   progress: RetryProgress,
   budget: RetryBudget,
+  rules?: HarnessRules,
 ): GuardedStep {
+  const spent = rules ? budgetSpent(progress, budget) : null;
+  if (spent) return { kind: 'escalate', reason: `budget spent (${spent})`, deadlock: false };
   if (decision.decision === 'abandon') return { kind: 'abandon', reason: decision.explanation };
   if (decision.decision === 'escalate') {
+    const tooEarly = rules?.noEscalationBeforeMs ?? 0;
+    if (progress.elapsedMs < tooEarly) {
+      // Held back by a constraint: wait out the rest of the time, then decide again.
+      const held = boundRetryDelay(tooEarly - progress.elapsedMs, progress, budget);
+      if (held.kind === 'sleep') return held;
+    }
     return { kind: 'escalate', reason: decision.escalation_reason ?? decision.explanation, deadlock: false };
   }
   const requested = decision.retry_after_ms;
   if (typeof requested !== 'number') {
     return { kind: 'escalate', reason: 'a retry decision came without a delay', deadlock: false };
   }
-  const bounded = boundRetryDelay(requested, progress, budget);
+  const sample = rules?.jitterSample ?? null;
+  const jittered = sample === null ? requested : jitterModelDelay(requested, sample);
+  const bounded = boundRetryDelay(jittered, progress, budget);
   if (bounded.kind === 'stop')
     return { kind: 'escalate', reason: `budget spent (${bounded.why})`, deadlock: false };
-  return bounded;
+  return { ...bounded, requestedMs: requested, clamped: bounded.sleepMs !== jittered };
 }

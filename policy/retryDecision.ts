@@ -46,23 +46,53 @@ export const DECISIONS = ['retry', 'escalate', 'abandon'] as const;
 export const BACKOFF_STRATEGIES = ['linear', 'exponential', 'decorrelated-jitter'] as const;
 export const STARVATION_RISKS = ['low', 'medium', 'high'] as const;
 
-/** The decision's fields, exactly as the model must return them; unknown fields are refused. */
+/**
+ * How many sentences a text holds: a sentence ends at `.`, `!` or `?` followed by a space and more
+ * text. "1.5 s" and "ends." are one; "Wait. Then retry." is two; so is an abbreviation such as
+ * "e.g. this", which the prompt's "one sentence" rules out too.
+ */
+export function sentenceCount(text: string): number {
+  return text.trim().split(/(?<=[.!?])\s+(?=\S)/).length;
+}
+
+/**
+ * The decision's fields, exactly as the model must return them (seed 000's "exactly these fields"):
+ * every one present, null where unused; unknown fields are refused.
+ */
 export const retryDecisionShape = z.strictObject({
   decision: z.enum(DECISIONS),
-  retry_after_ms: z.number().int().nonnegative().nullable().optional(),
+  retry_after_ms: z.number().int().nonnegative().nullable(),
   backoff_strategy: z.enum(BACKOFF_STRATEGIES).nullable(),
   // Advisory text only: logged, never executed. No lease action is taken on a decision's say-so.
   lease_renewal_instruction: z.string().max(500).nullable(),
   starvation_risk: z.enum(STARVATION_RISKS),
   deadlock_detected: z.boolean(),
-  escalation_reason: z.string().max(500).nullable().optional(),
-  explanation: z.string().min(1).max(400),
+  escalation_reason: z.string().max(500).nullable(),
+  explanation: z
+    .string()
+    .min(1)
+    .max(400)
+    .refine((text) => sentenceCount(text) === 1, 'must be one sentence'),
 });
 
 /** A retry decision, validated: the shape above plus the fields each decision requires. */
 export const retryDecisionSchema = retryDecisionShape.superRefine((d, ctx) => {
-  if (d.decision === 'retry' && (d.retry_after_ms === null || d.retry_after_ms === undefined)) {
+  if (d.decision === 'retry' && d.retry_after_ms === null) {
     ctx.addIssue({ code: 'custom', path: ['retry_after_ms'], message: 'is required when decision is retry' });
+  }
+  if (d.decision !== 'retry' && d.retry_after_ms !== null) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['retry_after_ms'],
+      message: 'must be null unless decision is retry',
+    });
+  }
+  if (d.decision !== 'escalate' && d.escalation_reason !== null) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['escalation_reason'],
+      message: 'must be null unless decision is escalate',
+    });
   }
   if (d.decision === 'escalate' && !d.escalation_reason?.trim()) {
     ctx.addIssue({

@@ -23,3 +23,44 @@ export interface SessionMetricsSinks extends Sinks {
 
 /** The sink's name on the worker. */
 export const SESSION_METRICS_SINK = 'sessionMetrics';
+
+/** One retry decision as the session applied it: seed 000's log line, with the session id added by the sink. */
+export interface DecisionLogLine {
+  key: string;
+  requester: string;
+  attempt: number;
+  provider: string;
+  model: string | null;
+  decision: string;
+  /** The delay the decision asked for (null: none). */
+  backoffRequestedMs: number | null;
+  /** The delay the session applied after jitter and the guardrails (null: it did not sleep). */
+  backoffAppliedMs: number | null;
+  /** What became of it: its own back-off, a park it gave way to, an escalation, or the end. */
+  appliedAs: string;
+  fallbackCause: string | null;
+}
+
+/** How a session's acquisition ended: the outcome line its decision lines lead to. */
+export interface OutcomeLogLine {
+  key: string;
+  requester: string;
+  /** acquired, or the status the session ended with (abandoned, halted...). */
+  outcome: string;
+  attempts: number;
+  /** Escalations on the way (an escalated session may still acquire, or be abandoned by its operator). */
+  escalations: number;
+  waitedMs: number;
+}
+
+/**
+ * What a session writes to its worker's log, through a sink: the workflow's own logger goes to the
+ * SDK's runtime logger, not to the worker's structured log. Not called on replay, so a line is
+ * written once.
+ */
+export interface SessionLogSinks extends Sinks {
+  sessionLog: {
+    decided(line: DecisionLogLine): void;
+    acquisitionEnded(line: OutcomeLogLine): void;
+  };
+}

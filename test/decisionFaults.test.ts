@@ -10,6 +10,9 @@ import { baseInput, baseProgress, budget, VALID_DECISION as VALID } from '../dev
 import { type FakeAnswer, FakeMessagesApi } from '../devkit/fakeMessagesApi';
 import { FAKE_MODEL } from './support/runScenario';
 
+// VALID without one of its fields.
+const omit = (field: keyof typeof VALID) =>
+  Object.fromEntries(Object.entries(VALID).filter(([name]) => name !== field));
 const valid: FakeAnswer = { kind: 'tool', input: VALID };
 type Expect =
   | { outcome: 'model'; requests: number; repaired: boolean }
@@ -56,6 +59,21 @@ const FAULTS: { fault: string; script: FakeAnswer[]; expect: Expect }[] = [
   {
     fault: 'retry without retry_after_ms',
     script: [invalid({ retry_after_ms: null }), valid],
+    expect: { outcome: 'model', requests: 2, repaired: true },
+  },
+  {
+    fault: 'a field left out (escalation_reason), not sent as null',
+    script: [{ kind: 'tool', input: omit('escalation_reason') }, valid],
+    expect: { outcome: 'model', requests: 2, repaired: true },
+  },
+  {
+    fault: 'a delay on an escalation (retry_after_ms not null)',
+    script: [invalid({ decision: 'escalate', escalation_reason: 'stuck', retry_after_ms: 500 }), valid],
+    expect: { outcome: 'model', requests: 2, repaired: true },
+  },
+  {
+    fault: 'an explanation of two sentences',
+    script: [invalid({ explanation: 'The holder is busy. Wait a little.' }), valid],
     expect: { outcome: 'model', requests: 2, repaired: true },
   },
   {
@@ -307,7 +325,7 @@ describe("the decision log line and the model's free text", () => {
     await expect(decideRetry(baseInput)).rejects.toMatchObject({ type: MODEL_RETRYABLE_ERRORS.unavailable });
     expect(lines).toEqual([
       expect.objectContaining({
-        event: 'retry-decision',
+        event: 'model-call',
         outcome: 'thrown',
         errorType: MODEL_RETRYABLE_ERRORS.unavailable,
       }),
@@ -330,7 +348,7 @@ describe("the decision log line and the model's free text", () => {
     );
     expect(lines).toEqual([
       expect.objectContaining({
-        event: 'retry-decision',
+        event: 'model-call',
         leaseRenewalInstruction: 'renew with fencing=[token] via [connection-string]',
       }),
     ]);

@@ -18,7 +18,12 @@ import {
 import { releaseLease, requestRelease } from '../temporal/messages';
 import { InvalidLockRequestError, LockNotAcquiredError } from '../policy/errors';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
-import { LEASE_KEPT_BY_ACTIVITY, PARK_UNTIL_TOLD, REQUEST_CHECKED_IN_ACTIVITY } from '../workflows/patches';
+import {
+  HARNESS_RULES_OF_000,
+  LEASE_KEPT_BY_ACTIVITY,
+  PARK_UNTIL_TOLD,
+  REQUEST_CHECKED_IN_ACTIVITY,
+} from '../workflows/patches';
 import { runScenario } from './support/runScenario';
 import {
   deadlock,
@@ -100,7 +105,12 @@ describe('acquisition sessions on the dev server', () => {
     expect(seen.activitySummaries.filter((s) => s.startsWith('keep token'))).toHaveLength(1);
     expect(seen.activitySummaries.filter((s) => s.startsWith('renew'))).toEqual([]);
     expect(seen.keeperCancelRequested).toBe(true);
-    expect(seen.patches).toEqual([REQUEST_CHECKED_IN_ACTIVITY, PARK_UNTIL_TOLD, LEASE_KEPT_BY_ACTIVITY]);
+    expect(seen.patches).toEqual([
+      REQUEST_CHECKED_IN_ACTIVITY,
+      PARK_UNTIL_TOLD,
+      LEASE_KEPT_BY_ACTIVITY,
+      HARNESS_RULES_OF_000,
+    ]);
   });
 
   it('a session that has ended answers awaitLeaseOf with its outcome and a release with not-holding', async () => {

@@ -6,6 +6,7 @@ import type { WorkerDeployment } from './config';
 import { withKeeperSlots } from './activitySlots';
 import { withIsolateTimeout } from './isolateTimeout';
 import { queueSweepPlugin } from './queueSweep';
+import { sessionLogSinks } from './sessionLogSinks';
 import { sessionMetricsSinks } from './sessionMetricsSinks';
 
 /** Where the worker finds workflow code: a prebuilt bundle (tests share one) or the source path. */
@@ -43,7 +44,7 @@ export function createLockwardenWorker(options: LockwardenWorkerOptions): Promis
         maxCachedWorkflows: options.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,
         stickyQueueScheduleToStartTimeout: DEFAULT_STICKY_SCHEDULE_TO_START_MS,
         activities: createActivities({ ...options.deps, metrics }),
-        sinks: sessionMetricsSinks(metrics),
+        sinks: { ...sessionMetricsSinks(metrics), ...sessionLogSinks(options.deps.log) },
         plugins: [queueSweepPlugin({ ...options.deps, metrics, everyMs: options.queueSweepMs })],
         ...(options.workflows ?? { workflowsPath: WORKFLOWS_PATH }),
         ...(options.deployment ? { workerDeploymentOptions: pinnedTo(options.deployment) } : {}),

@@ -18,6 +18,7 @@ import { WORKFLOWS_PATH } from './createWorker';
 import { withKeeperSlots } from './activitySlots';
 import { withIsolateTimeout } from './isolateTimeout';
 import { sweepIntervalMs, withQueueSweep } from './queueSweep';
+import { sessionLogSinks } from './sessionLogSinks';
 import { sessionMetricsSinks } from './sessionMetricsSinks';
 
 /** What lockwarden needs inside a user's worker: its lock service and its side effects' targets. */
@@ -55,6 +56,7 @@ export class LockwardenPlugin extends SimplePlugin {
   /** lockwarden's metrics in this worker: serve `metrics.registry` on your /metrics. */
   readonly metrics: Metrics;
   private readonly isolateExecutionTimeoutMs: number | undefined;
+  private readonly log: Logger;
 
   constructor(options: LockwardenPluginOptions) {
     sweepIntervalMs(options.queueSweepMs); // a bad interval fails here, not when the worker runs
@@ -78,6 +80,7 @@ export class LockwardenPlugin extends SimplePlugin {
         withQueueSweep({ locks: options.locks, waker, log, metrics, everyMs: options.queueSweepMs }, next),
     });
     this.metrics = metrics;
+    this.log = log;
     this.isolateExecutionTimeoutMs = options.isolateExecutionTimeoutMs;
   }
 
@@ -90,7 +93,7 @@ export class LockwardenPlugin extends SimplePlugin {
         ...(configured.workflowBundle
           ? {}
           : { workflowsPath: withLockwardenWorkflows(configured.workflowsPath) }),
-        sinks: { ...configured.sinks, ...sessionMetricsSinks(this.metrics) },
+        sinks: { ...configured.sinks, ...sessionMetricsSinks(this.metrics), ...sessionLogSinks(this.log) },
         // A burst of hand-offs outlasts the SDK's 10 s on the sticky queue (see the constant).
         stickyQueueScheduleToStartTimeout:
           configured.stickyQueueScheduleToStartTimeout ?? DEFAULT_STICKY_SCHEDULE_TO_START_MS,

@@ -7,7 +7,7 @@ import { sessionPaths } from './session/sessionPaths';
 import { leaveQueue } from './session/fastPath';
 import { holdUntilReleased } from './session/holdPhase';
 import { LockSession, type PhaseEnd } from './session/lockSession';
-import { sessionMetrics } from './session/metricsSink';
+import { sessionLog, sessionMetrics } from './session/metricsSink';
 import { installSessionHandlers, SessionSlot } from './session/sessionHandlers';
 
 /**
@@ -27,6 +27,14 @@ export async function acquireLock(input: AcquireRequestInput): Promise<SessionOu
   if (!resumed && acquired.kind !== 'continued') {
     const outcome = acquired.kind === 'held' ? 'acquired' : acquired.outcome.status;
     sessionMetrics.acquisitionEnded(outcome, session.waitedMs());
+    sessionLog.acquisitionEnded({
+      key: session.key,
+      requester: session.requester,
+      outcome,
+      attempts: session.attempts,
+      escalations: session.escalations,
+      waitedMs: session.waitedMs(),
+    });
   }
   const end: PhaseEnd =
     acquired.kind === 'held' ? await holdUntilReleased(session, acquired.lease) : acquired;

@@ -211,6 +211,63 @@ describe('guardrails over any provider answer', () => {
     });
   });
 
+  it('escalates a spent budget whatever was decided, abandon included, under the harness rules', () => {
+    const rules = { noEscalationBeforeMs: null, jitterSample: 0.5 };
+    fc.assert(
+      fc.property(anyDecision, fc.integer({ min: 9, max: 12 }), (decision, attempts) => {
+        // Eight retries allowed: from the ninth attempt on, the budget is spent.
+        expect(guardDecision(decision, { attempts, elapsedMs: 0 }, budget, rules)).toEqual({
+          kind: 'escalate',
+          reason: 'budget spent (max-retries)',
+          deadlock: false,
+        });
+      }),
+    );
+    const abandon: RetryDecision = { ...decideByPolicy(context(), tuning, half), decision: 'abandon' };
+    expect(guardDecision(abandon, { attempts: 1, elapsedMs: 29_990 }, budget, rules)).toMatchObject({
+      kind: 'escalate',
+      reason: 'budget spent (max-total-wait)',
+    });
+    // Runs from before the rules keep abandoning.
+    expect(guardDecision(abandon, { attempts: 1, elapsedMs: 29_990 }, budget).kind).toBe('abandon');
+  });
+
+  it("jitters a model's delay client-side by at most 20 % each way, then bounds it as any delay", () => {
+    const retry: RetryDecision = { ...decideByPolicy(context(), tuning, half), retry_after_ms: 1_000 };
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (jitterSample) => {
+        const step = guardDecision(retry, { attempts: 1, elapsedMs: 0 }, budget, {
+          noEscalationBeforeMs: null,
+          jitterSample,
+        });
+        expect(step).toMatchObject({ kind: 'sleep', requestedMs: 1_000 });
+        if (step.kind === 'sleep') {
+          expect(step.sleepMs).toBeGreaterThanOrEqual(800);
+          expect(step.sleepMs).toBeLessThanOrEqual(1_200);
+        }
+      }),
+    );
+    const samples = [0, 0.25, 0.5, 0.75, 0.999].map(
+      (jitterSample) =>
+        (
+          guardDecision(retry, { attempts: 1, elapsedMs: 0 }, budget, {
+            noEscalationBeforeMs: null,
+            jitterSample,
+          }) as {
+            sleepMs: number;
+          }
+        ).sleepMs,
+    );
+    expect(new Set(samples).size).toBe(samples.length); // spread, not one delay for every waiter
+    // Near the floor, the jittered delay is still never under it.
+    const short = { ...retry, retry_after_ms: 55 };
+    const low = guardDecision(short, { attempts: 1, elapsedMs: 0 }, budget, {
+      noEscalationBeforeMs: null,
+      jitterSample: 0,
+    });
+    expect(low).toMatchObject({ kind: 'sleep', sleepMs: LATENCY_FLOOR_MS, requestedMs: 55, clamped: true });
+  });
+
   it('escalates a retry that arrives without a delay instead of sleeping', () => {
     const noDelay = { ...decideByPolicy(context(), tuning, half), retry_after_ms: null };
     expect(guardDecision(noDelay, { attempts: 1, elapsedMs: 0 }, budget).kind).toBe('escalate');

@@ -10,7 +10,7 @@ import { type DecisionRecord, type PolicyInput, policyRecord } from '../../polic
 import { parkFor, parkUntilTold } from '../../policy/waiting';
 import type { WaitForEdge } from '../../policy/waitForGraph';
 import type { LockSession } from './lockSession';
-import { sessionMetrics } from './metricsSink';
+import { sessionLog, sessionMetrics } from './metricsSink';
 
 // Rate limits and overload are backed off by Temporal, a bounded number of times; after that the
 // workflow's own deterministic policy answers.
@@ -65,12 +65,32 @@ export async function decideAfterDenial(
   const input = { context, tuning, jitterSample: Math.random() };
   const record = await unlessWoken(session, () => decide(input));
   if (record === 'woken') return 'woken';
-  const guarded = guardDecision(record.decision, progress, session.budget);
+  // The model's delay is jittered with the sample drawn above: the policy, which had it, did not answer.
+  const rules = session.paths.harnessRules
+    ? {
+        noEscalationBeforeMs: session.constraints.noEscalationBeforeMs,
+        jitterSample: record.provider === 'anthropic' ? input.jitterSample : null,
+      }
+    : undefined;
+  const guarded = guardDecision(record.decision, progress, session.budget, rules);
   // A waiter that parks is woken by a release, so a retry's delay gives way to the park: one timer
   // until the holder's lease ends or the ticket needs refreshing (bounded by the budget all the same).
-  const step = guarded.kind === 'sleep' && parks ? parkStep(denial, progress, session) : guarded;
+  const parked = guarded.kind === 'sleep' && parks;
+  const step = parked ? parkStep(denial, progress, session) : guarded;
 
-  session.recordDecision(record, step, denial, progress);
+  session.recordDecision(record, step, denial, progress, parked);
+  sessionLog.decided({
+    key: session.key,
+    requester: session.requester,
+    attempt: attempts,
+    provider: record.provider,
+    model: record.model,
+    decision: record.decision.decision,
+    backoffRequestedMs: record.decision.retry_after_ms ?? null,
+    backoffAppliedMs: step.kind === 'sleep' ? step.sleepMs : null,
+    appliedAs: parked ? 'park' : step.kind === 'sleep' ? 'backoff' : step.kind,
+    fallbackCause: record.fallbackCause,
+  });
   return { record, step };
 }
 

@@ -9,6 +9,12 @@ import {
 } from '@temporalio/workflow';
 import type { SessionAttempt } from '../../activities/lockActivities';
 import type { AcquireRequest, RetryBudget } from '../../policy/acquireRequest';
+import {
+  type ConstraintRules,
+  constraintRules,
+  NO_CONSTRAINTS,
+  tightenBudget,
+} from '../../policy/constraints';
 import type { PastDecision } from '../../policy/decisionContext';
 import { FAILURE_TYPES } from '../../policy/errors';
 import type { GuardedStep, RetryProgress } from '../../policy/guardrails';
@@ -20,6 +26,7 @@ import {
   type LeaseAnswer,
   leaseOwnerProblem,
   type OperatorDecision,
+  type RecordedDecision,
   type ReleaseAnswer,
   type SessionOutcome,
   type SessionPhase,
@@ -53,11 +60,14 @@ export type Escalation = NonNullable<SessionState['escalation']>;
  */
 export class LockSession {
   private readonly current: SessionState;
-  /** The budget in force: the caller's, plus whatever an operator granted. */
+  /** The budget in force: the caller's within its constraints, plus whatever an operator granted. */
   private grantedBudget: RetryBudget;
+  /** The request's constraints, as the guardrails enforce them (none for runs before HARNESS_RULES_OF_000). */
+  readonly constraints: ConstraintRules;
   private denial: Denial | undefined;
   private readonly pastDecisions: PastDecision[] = [];
   private lastBackoffMs: number;
+  private escalationCount = 0;
 
   private wokenByRelease = false;
   /** When the release that woke this session freed the key (lock service clock), to time the hand-off. */
@@ -85,7 +95,8 @@ export class LockSession {
     /** The patched paths this run takes, decided at its start (sessionPaths). */
     readonly paths: SessionPaths,
   ) {
-    this.grantedBudget = request.budget;
+    this.constraints = paths.harnessRules ? constraintRules(request.constraints) : NO_CONSTRAINTS;
+    this.grantedBudget = tightenBudget(request.budget, this.constraints);
     this.lastBackoffMs = request.budget.baseBackoffMs;
     this.waitingSince = Date.now() - (request.resume?.elapsedBeforeMs ?? 0);
     this.current = {
@@ -97,7 +108,7 @@ export class LockSession {
       decisions: [],
       holder: null,
       lease: request.resume?.lease ?? null,
-      budgetLeft: { retries: request.budget.maxRetries, waitMs: request.budget.maxTotalWaitMs },
+      budgetLeft: { retries: this.grantedBudget.maxRetries, waitMs: this.grantedBudget.maxTotalWaitMs },
       waitedMs: request.resume?.elapsedBeforeMs ?? 0,
       waitingSince: this.waitingSince,
       place: null,
@@ -347,8 +358,17 @@ export class LockSession {
     this.situation = null;
   }
 
-  /** Records a decision, what the guardrails made of it, and the budget left after it. */
-  recordDecision(record: DecisionRecord, step: GuardedStep, denial: Denial, progress: RetryProgress): void {
+  /**
+   * Records a decision, what the guardrails made of it, and the budget left after it. `parked`: the
+   * decision's delay gave way to the park (a release wakes the waiter; the timer is only its bound).
+   */
+  recordDecision(
+    record: DecisionRecord,
+    step: GuardedStep,
+    denial: Denial,
+    progress: RetryProgress,
+    parked = false,
+  ): void {
     const { decision } = record;
     this.pastDecisions.push({
       decision: decision.decision,
@@ -362,6 +382,7 @@ export class LockSession {
       decision: decision.decision,
       retryAfterMs: decision.retry_after_ms ?? null,
       appliedMs: step.kind === 'sleep' ? step.sleepMs : null,
+      ...(this.paths.harnessRules ? { appliedAs: appliedAs(step, parked) } : {}),
       fallbackCause: record.fallbackCause,
     };
     this.current.decisions = [...this.current.decisions.slice(-9), recorded];
@@ -388,7 +409,13 @@ export class LockSession {
 
   // ---- Escalation ----
 
+  /** How many times this run escalated, for the outcome's log line. */
+  get escalations(): number {
+    return this.escalationCount;
+  }
+
   beginEscalation(reason: string, deadlock: boolean): void {
+    this.escalationCount++;
     this.current.escalation = { reason, deadlock, flaggedForReview: false, resolution: null };
   }
 
@@ -472,6 +499,12 @@ export class LockSession {
   private checkAnswer(answer: unknown) {
     return loadOperatorAnswerCheck()(answer, this.current.phase, this.operatorAnswer !== undefined);
   }
+}
+
+// What became of a decision: a back-off of its own, a park it gave way to, an escalation or the end.
+function appliedAs(step: GuardedStep, parked: boolean): NonNullable<RecordedDecision['appliedAs']> {
+  if (step.kind === 'sleep') return parked ? 'park' : 'backoff';
+  return step.kind;
 }
 
 /**

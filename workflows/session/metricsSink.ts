@@ -1,5 +1,8 @@
 import { proxySinks } from '@temporalio/workflow';
-import type { SessionMetricsSinks } from '../../temporal/sinks';
+import type { SessionLogSinks, SessionMetricsSinks } from '../../temporal/sinks';
 
-/** The session's metrics, reported to its worker through a sink (no history event, skipped on replay). */
-export const { sessionMetrics } = proxySinks<SessionMetricsSinks>();
+/**
+ * The session's metrics and log lines, reported to its worker through sinks (no history event,
+ * skipped on replay).
+ */
+export const { sessionMetrics, sessionLog } = proxySinks<SessionMetricsSinks & SessionLogSinks>();

@@ -1,11 +1,17 @@
 import { patched } from '@temporalio/workflow';
-import { LEASE_KEPT_BY_ACTIVITY, PARK_UNTIL_TOLD, REQUEST_CHECKED_IN_ACTIVITY } from '../patches';
+import {
+  HARNESS_RULES_OF_000,
+  LEASE_KEPT_BY_ACTIVITY,
+  PARK_UNTIL_TOLD,
+  REQUEST_CHECKED_IN_ACTIVITY,
+} from '../patches';
 
 /** Which patched paths a run takes (see workflows/patches.ts for what each one changed). */
 export interface SessionPaths {
   requestCheckedInActivity: boolean;
   parksUntilTold: boolean;
   leaseKeptByActivity: boolean;
+  harnessRules: boolean;
 }
 
 /**
@@ -20,5 +26,6 @@ export function sessionPaths(): SessionPaths {
     requestCheckedInActivity: patched(REQUEST_CHECKED_IN_ACTIVITY),
     parksUntilTold: patched(PARK_UNTIL_TOLD),
     leaseKeptByActivity: patched(LEASE_KEPT_BY_ACTIVITY),
+    harnessRules: patched(HARNESS_RULES_OF_000),
   };
 }

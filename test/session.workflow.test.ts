@@ -26,6 +26,7 @@ import {
 } from '../workflows/patches';
 import { runScenario } from './support/runScenario';
 import {
+  constraintsEnforced,
   deadlock,
   escalateOperatorRetry,
   escalateTimeoutAbandon,
@@ -258,6 +259,22 @@ describe('acquisition sessions on the dev server', () => {
       reason: expect.stringContaining('budget spent (max-retries)'),
     });
     expect(seen.modelRequests).toBe(3); // asked each time, and each time overruled on the third
+  });
+
+  it('enforces "must not exceed 2 retries", jitters the model\'s delays, and escalates its abandon on the spent budget', async () => {
+    const seen = await run(constraintsEnforced);
+    expect(seen.modelRequests).toBe(3);
+    expect(seen.escalated.budgetLeft.retries).toBe(0);
+    expect(seen.escalated.escalation).toMatchObject({ reason: 'budget spent (max-retries)' });
+    const [first, second, third] = seen.escalated.decisions;
+    for (const retry of [first, second]) {
+      expect(retry).toMatchObject({ provider: 'anthropic', retryAfterMs: 300, appliedAs: 'backoff' });
+      expect(retry!.appliedMs).toBeGreaterThanOrEqual(240);
+      expect(retry!.appliedMs).toBeLessThanOrEqual(360);
+    }
+    expect(third).toMatchObject({ decision: 'abandon', appliedAs: 'escalate', appliedMs: null });
+    // Nobody answered the page: the escalation timed out.
+    expect(seen.outcome).toMatchObject({ status: 'abandoned', attempts: 3 });
   });
 
   it('finds a deadlock between two sessions from the service holdings: both stop, one escalation for the cycle', async () => {

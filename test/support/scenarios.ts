@@ -471,9 +471,51 @@ export const modelOverruledByBudget = {
   },
 } satisfies Scenario;
 
+/**
+ * Seed 000's harness rules in one session: "Must not exceed 2 retries" tightens the default budget
+ * of 20; the model's delays are jittered; its abandon on the spent budget is escalated instead.
+ */
+export const constraintsEnforced = {
+  name: 'session-constraints-enforced',
+  histories: ['session-constraints-enforced'],
+  model: [
+    modelDecision({ retry_after_ms: 300 }),
+    modelDecision({ retry_after_ms: 300 }),
+    modelDecision({
+      decision: 'abandon',
+      retry_after_ms: null,
+      backoff_strategy: null,
+      explanation: 'Give up.',
+    }),
+  ],
+  async run({ client, taskQueue, locks, model, tag }: ScenarioContext) {
+    const key = `constrained-${tag}`;
+    await holdOutside(locks, key, 'stuck-job');
+    const session = await startAcquisition(
+      client,
+      {
+        key,
+        requester: 'replica-b',
+        fairness: 'no-starvation-guarantee', // asks the model at every denial
+        constraints: ['Must not exceed 2 retries'],
+        escalationTimeoutMs: 1_000,
+      },
+      { taskQueue },
+    );
+    await waitFor('escalated', phaseIs(client, session.workflowId, 'escalated'));
+    const escalated = await stateOf(client, session.workflowId);
+    return {
+      histories: { 'session-constraints-enforced': session.workflowId },
+      escalated,
+      outcome: await session.result(),
+      modelRequests: model?.requests.length ?? 0,
+    };
+  },
+} satisfies Scenario;
+
 export const deadlock = {
   name: 'session-deadlock',
-  histories: ['session-deadlock-escalator', 'session-deadlock-halted'],
+  histories: ['session-deadlock-by-owner-escalator', 'session-deadlock-by-owner-halted'],
   async run({ client, taskQueue, escalations, tag }: ScenarioContext) {
     const [a, b] = [`deadlock-a-${tag}`, `deadlock-b-${tag}`];
     // Two jobs, each holding one key while it asks for the other's: the owner each declares is what
@@ -507,8 +549,8 @@ export const deadlock = {
     await release(client, holdB.lease);
     return {
       histories: {
-        'session-deadlock-escalator': alphaWaits.workflowId,
-        'session-deadlock-halted': betaWaits.workflowId,
+        'session-deadlock-by-owner-escalator': alphaWaits.workflowId,
+        'session-deadlock-by-owner-halted': betaWaits.workflowId,
       },
       keys: [a, b],
       betaOutcome,
@@ -641,6 +683,10 @@ export const lockStatusOfQueue = {
 export const RETIRED_HISTORIES: Readonly<Record<string, string>> = {
   'session-renewed-in-workflow-task':
     "renewals as local activities in the renewal timer's workflow task (patch renewal-in-workflow-task), before the lease keeper",
+  'session-deadlock-escalator':
+    'a deadlock found from wait-for edges named by requester (0.1.0), before edges joined owners',
+  'session-deadlock-halted':
+    'a session halted by a deadlock notice whose edges are named by requester (0.1.0), before owners',
 };
 
 export const SCENARIOS: Scenario[] = [
@@ -655,6 +701,7 @@ export const SCENARIOS: Scenario[] = [
   wokenDuringDecision,
   modelClampedThenEscalate,
   modelOverruledByBudget,
+  constraintsEnforced,
   deadlock,
   leaseLost,
   withLockHoldLockFor,

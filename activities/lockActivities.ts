@@ -6,6 +6,8 @@ import type { Metrics } from './metrics';
 import type { ReleaseNotice } from '../temporal/messages';
 import { type SessionWaker, wakeFirstLiving } from './sessionSignals';
 import { edgesAround, type WaitForEdge, waitForEdges } from '../policy/waitForGraph';
+import { describeOvertaking, overtakings } from '../policy/fairness';
+import type { LockRecord } from '../locks/lockService';
 import { type LockStatus, toLockStatus } from '../policy/lockStatus';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import type {
@@ -81,7 +83,10 @@ export function createLockActivities({
     async keepLease(lease: Lease, plan: KeepPlan): Promise<KeeperEnd> {
       const end = await keepLease({ locks, log, metrics, keepers }, lease, plan);
       const after = await locks.inspect(lease.key);
-      if (after.holder === null && after.waiters.length) await wakeHead(lease.key, after.waiters);
+      if (after.holder === null && after.waiters.length) {
+        await tellOvertaken(after);
+        await wakeHead(lease.key, after.waiters);
+      }
       return end;
     },
 
@@ -121,8 +126,9 @@ export function createLockActivities({
       logLeaseAction(log, locks.backend, 'release', lease, result);
       if (!result.ok) metrics?.leasesLost.inc({ at: 'release' });
       if (result.ok) {
-        const { waiters } = await locks.inspect(lease.key);
-        await wakeHead(lease.key, waiters, { releasedAt: result.serviceTime });
+        const after = await locks.inspect(lease.key);
+        await tellOvertaken(after);
+        await wakeHead(lease.key, after.waiters, { releasedAt: result.serviceTime });
       }
       return result;
     },
@@ -157,6 +163,16 @@ export function createLockActivities({
     const [holdings, waits] = await Promise.all([locks.holdings(), locks.waits()]);
     // Only the edges around the owner: the session records what this answers, at every attempt.
     return { ...attempt, waitForEdges: edgesAround(owner, waitForEdges(holdings, waits)) };
+  }
+
+  // The fairness monitor, run as the key changes hands with the queue just read: each waiter a later
+  // arrival stands ahead of is told (it escalates), before the head is woken.
+  async function tellOvertaken(record: LockRecord): Promise<void> {
+    for (const overtaking of overtakings(record.key, record.queue)) {
+      log.warn({ event: 'lock.fairness-violation', ...overtaking }, describeOvertaking(overtaking));
+      metrics?.fairnessViolations.inc();
+      await waker.tellOvertaken(overtaking);
+    }
   }
 
   // Wakes the first waiter of the key whose session still runs (see wakeFirstLiving).

@@ -73,6 +73,11 @@ export function createMetrics({ registry = new Registry(), keyLabels = false }: 
       labelNames: ['at'] as const,
       registers: [registry],
     }),
+    fairnessViolations: new Counter({
+      name: 'lockwarden_fairness_violations_total',
+      help: 'Waiters found overtaken by a later arrival of their priority when a key changed hands',
+      registers: [registry],
+    }),
     escalations: new Counter({
       name: 'lockwarden_escalations_total',
       help: 'Escalations to on-call, by whether a deadlock caused them',

@@ -2,7 +2,8 @@ import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { LockService } from '../locks/lockService';
 import { acquisitionWorkflowId } from '../policy/constants';
-import { lockReleased, type ReleaseNotice } from '../temporal/messages';
+import type { Overtaking } from '../policy/fairness';
+import { fairnessViolated, lockReleased, type ReleaseNotice } from '../temporal/messages';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 
 /**
@@ -23,6 +24,8 @@ export interface SessionWaker {
    * ended, was terminated, or never ran (the holder lives outside lockwarden) does not hold.
    */
   holds(key: string, holder: string): Promise<boolean>;
+  /** Tells the overtaken waiter's session that a later arrival stands ahead of it; a gone one is logged. */
+  tellOvertaken(overtaking: Overtaking): Promise<void>;
 }
 
 /** A waker that signals `lockReleased` to the session of (key, requester). */
@@ -40,6 +43,22 @@ export function createSessionWaker(client: Client, log: Logger): SessionWaker {
           gone ? 'no running session to wake' : 'could not wake the session',
         );
         return gone ? 'gone' : 'woken';
+      }
+    },
+    async tellOvertaken(overtaking) {
+      try {
+        const session = client.workflow.getHandle(acquisitionWorkflowId(overtaking.key, overtaking.waiter));
+        await session.signal(fairnessViolated, overtaking);
+      } catch (error) {
+        log.info(
+          {
+            event: 'lock.fairness-untold',
+            key: overtaking.key,
+            requester: overtaking.waiter,
+            error: String(error),
+          },
+          'could not tell an overtaken waiter',
+        );
       }
     },
     async holds(key, holder) {

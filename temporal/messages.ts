@@ -1,4 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { Overtaking } from '../policy/fairness';
 import type {
   DeadlockNotice,
   LeaseAnswer,
@@ -60,3 +61,9 @@ export const lockSessionUpdate = defineSignal<[string, SessionNews]>('lockwarden
 
 /** Tells a waiting session of a deadlock it is part of. */
 export const deadlockFound = defineSignal<[DeadlockNotice]>('deadlockFound');
+
+/**
+ * Tells a waiting session that a later arrival stands ahead of it in the key's queue (seen on the
+ * lock service's clock when the key changed hands): it escalates with reason fairness-violation.
+ */
+export const fairnessViolated = defineSignal<[Overtaking]>('fairnessViolated');

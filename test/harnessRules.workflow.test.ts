@@ -1,4 +1,7 @@
+import Database from 'better-sqlite3';
 import pino from 'pino';
+import { SqliteLockService } from '../locks/sqliteLockService';
+import { freshSqlitePath } from '../devkit/tempFiles';
 import { createAnthropicDecider } from '../activities/anthropicDecider';
 import { release, resolve, startAcquisition, stateOf, acquire } from '../client/lockwardenClient';
 import { FakeMessagesApi } from '../devkit/fakeMessagesApi';
@@ -113,5 +116,44 @@ describe('the harness rules of seed 000', () => {
       const outcomes = lines.filter((l) => l.event === 'acquisition-outcome').map((l) => l.outcome);
       expect(outcomes).toEqual(['acquired', 'acquired', 'acquired']);
     });
+  });
+
+  it('escalates a waiter a later arrival was put ahead of (planted through the raw SQLite table) as fairness-violation', async () => {
+    const key = unique('overtaken');
+    const path = freshSqlitePath();
+    const locks = new SqliteLockService({ path });
+    try {
+      await withWorker(fixture.env, { locks, log }, async (taskQueue) => {
+        const held = await acquire(fixture.env.client, { key, requester: 'holder' }, { taskQueue });
+        const old = await startAcquisition(fixture.env.client, { key, requester: 'old' }, { taskQueue });
+        await waitFor('old queued', phaseIs(old.workflowId, 'queued'));
+        const young = await startAcquisition(fixture.env.client, { key, requester: 'young' }, { taskQueue });
+        await waitFor('young queued', phaseIs(young.workflowId, 'queued'));
+        // What a buggy or tampered service would do: the younger ticket moved ahead of the older one.
+        const raw = new Database(path);
+        raw.prepare("UPDATE lock_waiters SET seq = 0 WHERE key = ? AND requester = 'young'").run(key);
+        raw.close();
+        expect((await locks.inspect(key)).waiters).toEqual(['young', 'old']);
+        await release(fixture.env.client, held.lease);
+        await waitFor('old escalated', phaseIs(old.workflowId, 'escalated'));
+        const state = await stateOf(fixture.env.client, old.workflowId);
+        expect(state.escalation?.reason).toMatch(
+          /^fairness-violation: young \(queued at .+\) was put ahead of old \(queued at .+\) on /,
+        );
+        expect(lines).toContainEqual(
+          expect.objectContaining({ event: 'lock.fairness-violation', waiter: 'old', overtakenBy: 'young' }),
+        );
+        // The head took the key; the overtaken waiter kept its place, and takes the key next.
+        await waitFor('young holding', phaseIs(young.workflowId, 'holding'));
+        await release(fixture.env.client, (await stateOf(fixture.env.client, young.workflowId)).lease!);
+        await waitFor('old holding', phaseIs(old.workflowId, 'holding'));
+        expect((await stateOf(fixture.env.client, old.workflowId)).escalation).toMatchObject({
+          resolution: 'acquired',
+        });
+        await release(fixture.env.client, (await stateOf(fixture.env.client, old.workflowId)).lease!);
+      });
+    } finally {
+      await locks.close();
+    }
   });
 });

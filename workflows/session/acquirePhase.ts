@@ -1,4 +1,5 @@
 import { condition, workflowInfo } from '@temporalio/workflow';
+import { describeOvertaking } from '../../policy/fairness';
 import type { Denial, Lease } from '../../policy/lockSchemas';
 import type { SessionOutcome } from '../../policy/session';
 import { untrustedText } from '../../policy/untrustedText';
@@ -33,6 +34,21 @@ export async function acquireUntilHeld(session: LockSession): Promise<Acquisitio
       session.deadlockSettled();
       if (end) return end;
       session.decideAfresh(); // an operator's grant: decide afresh
+      continue;
+    }
+    const overtaking = session.overtaking;
+    if (overtaking && lastDenial) {
+      // A later arrival was put ahead of this waiter: a human looks; it keeps its place meanwhile.
+      const cause = {
+        reason: describeOvertaking(overtaking),
+        deadlock: false,
+        cycle: null,
+        keepsPlace: true,
+      };
+      const end = await escalate(session, cause, lastDenial);
+      session.overtakingSettled();
+      if (end) return end;
+      session.decideAfresh();
       continue;
     }
 

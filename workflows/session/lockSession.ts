@@ -18,6 +18,7 @@ import {
 import type { PastDecision } from '../../policy/decisionContext';
 import { FAILURE_TYPES } from '../../policy/errors';
 import type { GuardedStep, RetryProgress } from '../../policy/guardrails';
+import type { Overtaking } from '../../policy/fairness';
 import type { Denial, Lease } from '../../policy/lockSchemas';
 import type { DecisionRecord } from '../../policy/retryDecision';
 import type { checkOperatorAnswer as CheckOperatorAnswer } from '../../policy/operatorAnswer';
@@ -75,6 +76,7 @@ export class LockSession {
   private releaseAsked = false;
   private operatorAnswer: OperatorDecision | undefined;
   private deadlock: DeadlockNotice | undefined;
+  private overtaken: Overtaking | undefined;
   private releaseAnswer: ReleaseAnswer | undefined;
   private ended: SessionOutcome | undefined;
   /** Set when this run continues as new: waiting updates answer so, and the caller asks the next run. */
@@ -250,6 +252,12 @@ export class LockSession {
     this.wokenByRelease = true;
   }
 
+  /** The fairness monitor saw a later arrival put ahead of this waiter: it escalates at once. */
+  toldOvertaken(overtaking: Overtaking): void {
+    this.overtaken ??= overtaking;
+    this.wokenByRelease = true;
+  }
+
   /** The lease's owner (withLock) asks for the release; a request naming another lease is ignored. */
   askRelease(owner: unknown): void {
     const problem = this.ownerProblem(owner);
@@ -405,6 +413,16 @@ export class LockSession {
   /** The deadlock was escalated and answered: a new one may be noted. */
   deadlockSettled(): void {
     this.deadlock = undefined;
+  }
+
+  /** The overtaking this waiter was told of, until it has been escalated. */
+  get overtaking(): Overtaking | undefined {
+    return this.overtaken;
+  }
+
+  /** The overtaking was escalated and answered: a new one may be noted. */
+  overtakingSettled(): void {
+    this.overtaken = undefined;
   }
 
   // ---- Escalation ----

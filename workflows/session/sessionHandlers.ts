@@ -3,6 +3,7 @@ import { FAILURE_TYPES } from '../../policy/errors';
 import {
   awaitLease,
   deadlockFound,
+  fairnessViolated,
   lockReleased,
   releaseLease,
   requestRelease,
@@ -76,6 +77,7 @@ export function installSessionHandlers(slot: SessionSlot): void {
 function installSignalHandlers(session: LockSession): void {
   setHandler(lockReleased, (notice) => session.noteRelease(notice));
   setHandler(deadlockFound, (notice) => session.toldOfDeadlock(notice));
+  setHandler(fairnessViolated, (overtaking) => session.toldOvertaken(overtaking));
   setHandler(requestRelease, (owner) => session.askRelease(owner));
   setHandler(resolveEscalationSignal, (answer) => session.operatorAnswerSignalled(answer));
 }

@@ -31,6 +31,7 @@ export function createActivities(deps: ActivityDeps) {
       escalations: deps.escalations ?? new FileEscalationStore('.data/escalations.jsonl'),
       metrics,
       log: deps.log ?? pino(),
+      sessions: deps.waker,
     }),
   };
 }

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { resolveEscalation, resolveEscalationSignal } from '../temporal/messages';
 import type { EscalationNotice, EscalationResolution, EscalationStore } from './escalationStore';
 import type { Metrics } from './metrics';
+import type { SessionWaker } from './sessionSignals';
 
 /** How on-call is reached, from reviewed configuration. */
 export interface OnCallConfig {
@@ -18,6 +19,8 @@ export interface OnCallDeps {
   escalations: EscalationStore;
   metrics: Metrics;
   log: Logger;
+  /** Counts a key's escalations across every worker; without it, this worker's store alone counts. */
+  sessions?: Pick<SessionWaker, 'escalationsOf'>;
 }
 
 /** On-call defaults: no webhook (log and store only); 3 escalations of a key in 10 minutes flag it. */
@@ -46,14 +49,19 @@ export interface ResolutionWebhookPayload extends EscalationResolution {
 }
 
 /** The on-call activities: record an escalation or its resolution, tell a human, run the starvation monitor. */
-export function createOnCallActivities({ oncall, escalations, metrics, log }: OnCallDeps) {
+export function createOnCallActivities({ oncall, escalations, metrics, log, sessions }: OnCallDeps) {
   return {
     async notifyOnCall(
       notice: EscalationNotice,
     ): Promise<{ via: 'webhook' | 'log'; flaggedForReview: boolean; recentForKey: number }> {
       const at = new Date();
-      const recentForKey =
-        (await escalations.recentForKey(notice.key, new Date(at.getTime() - oncall.reviewWindowMs))) + 1;
+      const since = new Date(at.getTime() - oncall.reviewWindowMs);
+      // The key's escalations on every worker (visibility) or, where it cannot say, on this one.
+      const [here, everywhere] = await Promise.all([
+        escalations.recentForKey(notice.key, since),
+        sessions?.escalationsOf(notice.key, since, notice.workflowId) ?? null,
+      ]);
+      const recentForKey = Math.max(here, everywhere ?? 0) + 1;
       const flaggedForReview = recentForKey >= oncall.reviewThreshold;
       if (flaggedForReview) {
         metrics.keysFlaggedForReview.inc(metrics.keyLabel(notice.key));

@@ -5,6 +5,7 @@ import { acquisitionWorkflowId } from '../policy/constants';
 import type { Overtaking } from '../policy/fairness';
 import { fairnessViolated, lockReleased, type ReleaseNotice } from '../temporal/messages';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
+import { visibilityLiteral } from '../temporal/visibility';
 
 /**
  * Reaches sessions through the worker's own Temporal client. It wakes a waiting session from an
@@ -24,6 +25,11 @@ export interface SessionWaker {
    * ended, was terminated, or never ran (the holder lives outside lockwarden) does not hold.
    */
   holds(key: string, holder: string): Promise<boolean>;
+  /**
+   * How many sessions of `key` other than `exceptWorkflowId` escalated at or after `since`, on any
+   * worker (Temporal's visibility, which lags writes a little); null when visibility cannot say.
+   */
+  escalationsOf(key: string, since: Date, exceptWorkflowId: string): Promise<number | null>;
   /** Tells the overtaken waiter's session that a later arrival stands ahead of it; a gone one is logged. */
   tellOvertaken(overtaking: Overtaking): Promise<void>;
 }
@@ -43,6 +49,22 @@ export function createSessionWaker(client: Client, log: Logger): SessionWaker {
           gone ? 'no running session to wake' : 'could not wake the session',
         );
         return gone ? 'gone' : 'woken';
+      }
+    },
+    async escalationsOf(key, since, exceptWorkflowId) {
+      const [k, self] = [visibilityLiteral(key), visibilityLiteral(exceptWorkflowId)];
+      if (!k || !self) return null;
+      const query =
+        `WorkflowType = 'acquireLock' AND LockKey = ${k} AND ` +
+        `LockEscalatedAt >= '${since.toISOString()}' AND WorkflowId != ${self}`;
+      try {
+        return (await client.workflow.count(query)).count;
+      } catch (error) {
+        log.warn(
+          { event: 'lock.escalation-count-failed', key, error: String(error) },
+          'could not count escalations',
+        );
+        return null;
       }
     },
     async tellOvertaken(overtaking) {

@@ -1,3 +1,4 @@
+import { visibilityLiteral } from '../temporal/visibility';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { z } from 'zod';
 import { describeIssues, InvalidLockRequestError } from '../policy/errors';
@@ -96,8 +97,8 @@ export async function listSessions(
 export function visibilityQuery(filter: z.output<typeof sessionFilterSchema>): string {
   const clauses = [`WorkflowType = 'acquireLock'`];
   const add = (name: string, value: string | undefined) => {
-    if (value === undefined || /^'|'$|[?\\]/.test(value)) return;
-    clauses.push(`${name} = '${value.replace(/'/g, "''")}'`);
+    const literal = value === undefined ? null : visibilityLiteral(value);
+    if (literal) clauses.push(`${name} = ${literal}`);
   };
   add('LockKey', filter.key);
   add('LockRequester', filter.requester);

@@ -10,4 +10,9 @@ export const SEARCH_ATTRIBUTES = {
   lockState: defineSearchAttributeKey('LockState', 'KEYWORD'),
   /** Set on the sessions of a key that keeps escalating: flagged for deadlock review. */
   lockReview: defineSearchAttributeKey('LockReview', 'BOOL'),
+  /**
+   * When the session last escalated: what the starvation monitor counts a key's escalations by,
+   * across every worker (a visibility count, not one process's memory).
+   */
+  lockEscalatedAt: defineSearchAttributeKey('LockEscalatedAt', 'DATETIME'),
 } as const;

@@ -1,6 +1,8 @@
 import Database from 'better-sqlite3';
 import pino from 'pino';
+import { FileEscalationStore } from '../activities/escalationStore';
 import { SqliteLockService } from '../locks/sqliteLockService';
+import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 import { freshSqlitePath } from '../devkit/tempFiles';
 import { createAnthropicDecider } from '../activities/anthropicDecider';
 import { release, resolve, startAcquisition, stateOf, acquire } from '../client/lockwardenClient';
@@ -155,5 +157,46 @@ describe('the harness rules of seed 000', () => {
     } finally {
       await locks.close();
     }
+  });
+
+  it("counts a key's escalations across workers for the review threshold, each worker with its own store", async () => {
+    const key = unique('starving');
+    await fixture.locks.tryAcquire({ key, requester: 'stuck-job', ttlMs: 60_000 });
+    const oncall = { webhookUrl: null, reviewWindowMs: 600_000, reviewThreshold: 3 };
+    const worker = (name: string) => ({
+      locks: fixture.locks,
+      log,
+      oncall,
+      escalations: new FileEscalationStore(freshSqlitePath().replace(/\.sqlite$/, `-${name}.jsonl`)),
+    });
+    await withWorker(fixture.env, worker('a'), (onA) =>
+      withWorker(fixture.env, worker('b'), async (onB) => {
+        const sessions = [];
+        // Escalates at once (no retry in its budget), and nobody answers: ended a second later.
+        for (const [requester, taskQueue] of [
+          ['w1', onA],
+          ['w2', onB],
+          ['w3', onA],
+        ] as const) {
+          const session = await startAcquisition(
+            fixture.env.client,
+            { key, requester, budget: { maxRetries: 0 }, escalationTimeoutMs: 1_000 },
+            { taskQueue },
+          );
+          await session.result();
+          sessions.push(session);
+        }
+        const review = async (workflowId: string) =>
+          (await fixture.env.client.workflow.getHandle(workflowId).describe()).typedSearchAttributes.get(
+            SEARCH_ATTRIBUTES.lockReview,
+          );
+        // Worker a's store holds w1 alone: only the count across workers reaches three at w3.
+        expect(await review(sessions[1]!.workflowId)).toBeUndefined();
+        expect(await review(sessions[2]!.workflowId)).toBe(true);
+        expect(lines.filter((l) => l.event === 'lock.flagged-for-review')).toEqual([
+          expect.objectContaining({ key, recentEscalations: 3 }),
+        ]);
+      }),
+    );
   });
 });

@@ -12,6 +12,7 @@ import { loadWorkerConfig } from './config';
 import { serveMetrics } from './metricsServer';
 import { loadModelConfig } from './modelConfig';
 import { createLockwardenWorker } from './createWorker';
+import { missingSearchAttributes } from './searchAttributeCheck';
 
 /** The worker process: reads its configuration, opens the lock service and polls its task queue. */
 async function main(): Promise<void> {
@@ -45,6 +46,12 @@ async function main(): Promise<void> {
     namespace: config.namespace,
   });
   try {
+    const missing = await missingSearchAttributes(client, config.namespace);
+    if (missing.length)
+      throw new Error(
+        `namespace ${config.namespace} has not registered the search attribute(s) ${missing.join(', ')}: ` +
+          'register them first (README, "On your own cluster"), or sessions would fail as they upsert them',
+      );
     const worker = await createLockwardenWorker({
       connection,
       namespace: config.namespace,

@@ -65,6 +65,10 @@ export async function pageOnCall(session: LockSession, cause: EscalationCause): 
     waitedMs: session.waitedMs(),
   };
   session.beginEscalation(reason, deadlock);
+  // Shown before on-call is paged, so the count of the key's escalations on every worker (the
+  // starvation monitor, a visibility query) can see this one's peers; runs before it never set it.
+  if (session.paths.harnessRules)
+    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.lockEscalatedAt, value: new Date(Date.now()) }]);
   const paged = await notifyOnCall.executeWithOptions(
     { summary: `page on-call: ${untrustedText(reason, 120)}` },
     [notice],

@@ -271,7 +271,7 @@ program
         if (json) return rows;
         process.stdout.write(
           table(
-            ['KEY', 'REQUESTER', 'STATE', 'ATTEMPTS', 'WAITED', 'HOLDER', 'UI'],
+            ['KEY', 'REQUESTER', 'STATE', 'ATTEMPTS', 'WAITED', 'HOLDER', 'OWNER', 'UI'],
             rows.map((r) => [
               r.key,
               r.requester,
@@ -279,6 +279,7 @@ program
               r.attempts === null ? '?' : String(r.attempts),
               duration(r.waitedMs),
               r.holder ?? '—',
+              r.owner ?? '—',
               r.uiUrl,
             ]),
           ),

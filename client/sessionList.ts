@@ -33,6 +33,8 @@ export interface SessionRow {
   waitedMs: number | null;
   /** Who holds the key as the session last saw it (itself, while it holds). */
   holder: string | null;
+  /** The owner it waits and holds for in the wait-for graph, when one is declared or set by withLock. */
+  owner: string | null;
   uiUrl: string;
 }
 
@@ -76,7 +78,7 @@ export async function listSessions(
       // A closed session's outcome is in its history: no worker needed to read it.
       const outcome = await outcomeOf(client, execution);
       const waited = outcome?.status === 'abandoned' ? outcome.waitedMs : null;
-      return { ...row, attempts: outcome?.attempts ?? null, waitedMs: waited, holder: null };
+      return { ...row, attempts: outcome?.attempts ?? null, waitedMs: waited, holder: null, owner: null };
     }
     const state = await queryState(client, execution);
     return {
@@ -85,6 +87,7 @@ export async function listSessions(
       attempts: state?.attempts ?? null,
       waitedMs: state ? waitedMs(state) : null,
       holder: state?.holder ?? null,
+      owner: state?.owner ?? null,
     };
   });
 }

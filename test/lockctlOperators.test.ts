@@ -58,7 +58,9 @@ describe('lockctl for operators', () => {
         // One after the other, so the queue's order is theirs.
         const waiters: ReturnType<typeof acquireInBackground>[] = [];
         for (const requester of ['replica-b', 'replica-c']) {
-          waiters.push(acquireInBackground(taskQueue, key, requester));
+          // replica-c declares the job it holds for while it waits, for the wait-for graph.
+          const owner = requester === 'replica-c' ? ['--owner', 'nightly-job'] : [];
+          waiters.push(acquireInBackground(taskQueue, key, requester, owner));
           running.push(waiters.at(-1)!.child);
           await waitFor(
             `${requester} queued`,
@@ -81,7 +83,9 @@ describe('lockctl for operators', () => {
           state: 'queued',
           holder: 'replica-a',
           status: 'RUNNING',
+          owner: null,
         });
+        expect(byRequester['replica-c']).toMatchObject({ owner: 'nightly-job' });
         expect(byRequester['replica-b']!.waitedMs).toBeGreaterThan(0);
         expect(byRequester['replica-b']!.uiUrl).toContain(
           encodeURIComponent(acquisitionWorkflowId(key, 'replica-b')),
@@ -91,11 +95,15 @@ describe('lockctl for operators', () => {
         );
         expect((queued as SessionRow[]).map((r) => r.requester).sort()).toEqual(['replica-b', 'replica-c']);
         const table = await lockctl(taskQueue, 'list', '--requester', 'replica-c', '--key', key);
-        expect(table.split('\n')[0]).toMatch(/^KEY\s+REQUESTER\s+STATE\s+ATTEMPTS\s+WAITED\s+HOLDER\s+UI$/);
+        expect(table.split('\n')[0]).toMatch(
+          /^KEY\s+REQUESTER\s+STATE\s+ATTEMPTS\s+WAITED\s+HOLDER\s+OWNER\s+UI$/,
+        );
         // The attempts column is the session's count when listed: a parked waiter that refreshed its
         // ticket meanwhile (a slow machine) has made more than one.
-        const [, requester, state, attempts] = table.split('\n')[1]!.split(/\s+/);
-        expect([requester, state]).toEqual(['replica-c', 'queued']);
+        const cells = table.split('\n')[1]!.split(/\s+/);
+        const [, requester, state, attempts] = cells;
+        // The owner is the column before the UI link (the wait's column has a space in it).
+        expect([requester, state, cells.at(-2)]).toEqual(['replica-c', 'queued', 'nightly-job']);
         const listedAttempts = Number(attempts);
         expect(listedAttempts).toBeGreaterThanOrEqual(1);
         const stateAfter = await stateOf(fixture.env.client, acquisitionWorkflowId(key, 'replica-c'));

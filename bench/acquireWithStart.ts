@@ -1,13 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import { acquire, awaitLeaseOf, release, startAcquisition } from '../client/lockwardenClient';
-import {
-  connectTestEnv,
-  freshSqliteLockService,
-  installQuietRuntime,
-  silentLog,
-  withWorker,
-} from '../devkit/temporal';
+import { onProjectServer, silentLog, withWorker } from '../devkit/temporal';
 import { unique } from '../devkit/tempFiles';
 import { percentile, timeOnce } from './stats';
 
@@ -19,12 +11,7 @@ import { percentile, timeOnce } from './stats';
 const SAMPLES = Number(process.argv[2] ?? 60);
 
 async function main(): Promise<void> {
-  execFileSync('bash', [path.join(__dirname, '..', 'scripts', 'temporal-server.sh'), 'start'], {
-    stdio: 'ignore',
-  });
-  installQuietRuntime();
-  const env = await connectTestEnv();
-  const locks = freshSqliteLockService();
+  const { env, locks, close } = await onProjectServer();
   const together: number[] = [];
   const apart: number[] = [];
   try {
@@ -51,8 +38,7 @@ async function main(): Promise<void> {
       }
     });
   } finally {
-    await locks.close();
-    await env.teardown();
+    await close();
   }
   const [a, b] = [percentile(together, 50), percentile(apart, 50)];
   console.log(

@@ -1,16 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { acquire, awaitLeaseOf, release, startAcquisition, stateOf } from '../client/lockwardenClient';
 import type { Lease } from '../policy/lockSchemas';
 import { unique } from '../devkit/tempFiles';
-import {
-  connectTestEnv,
-  freshSqliteLockService,
-  installQuietRuntime,
-  silentLog,
-  withWorker,
-} from '../devkit/temporal';
+import { onProjectServer, silentLog, withWorker } from '../devkit/temporal';
 import { percentile } from './stats';
 
 // Handoff latency: from the holder's release to the next waiter holding the lease, both read on the
@@ -25,12 +17,7 @@ const KEYS = 1;
 const BUDGET = { baseBackoffMs: 100, maxBackoffMs: 1_000, maxRetries: 1_000, maxTotalWaitMs: 600_000 };
 
 async function main(): Promise<void> {
-  execFileSync('bash', [path.join(__dirname, '..', 'scripts', 'temporal-server.sh'), 'start'], {
-    stdio: 'inherit',
-  });
-  installQuietRuntime();
-  const env = await connectTestEnv();
-  const locks = freshSqliteLockService();
+  const { env, locks, close } = await onProjectServer();
   const results: Record<string, number[]> = {};
   try {
     await withWorker(env, { locks, log: silentLog }, async (taskQueue) => {
@@ -71,8 +58,7 @@ async function main(): Promise<void> {
       }
     });
   } finally {
-    await locks.close();
-    await env.teardown();
+    await close();
   }
   const rows = Object.entries(results);
   const baseline = rows[1]![1];

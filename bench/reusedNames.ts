@@ -1,14 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import { acquire, release } from '../client/lockwardenClient';
 import type { SessionOutcome } from '../policy/session';
-import {
-  connectTestEnv,
-  freshSqliteLockService,
-  installQuietRuntime,
-  silentLog,
-  withWorker,
-} from '../devkit/temporal';
+import { onProjectServer, silentLog, withWorker } from '../devkit/temporal';
 import { unique } from '../devkit/tempFiles';
 
 // Requester names reused on every key, as a user who names requesters by replica would: K keys, N
@@ -20,12 +12,7 @@ const numberArg = (index: number, fallback: number) => Number(process.argv[2 + i
 const [KEYS, WAITERS, HOLD_MS] = [numberArg(0, 100), numberArg(1, 10), numberArg(2, 20)];
 
 async function main(): Promise<void> {
-  execFileSync('bash', [path.join(__dirname, '..', 'scripts', 'temporal-server.sh'), 'start'], {
-    stdio: 'ignore',
-  });
-  installQuietRuntime();
-  const env = await connectTestEnv();
-  const locks = freshSqliteLockService();
+  const { env, locks, close } = await onProjectServer();
   const started = Date.now();
   const keys = Array.from({ length: KEYS }, (_, k) => unique(`reused-k${k}`));
   const names = Array.from({ length: WAITERS }, (_, w) => `w${w}`);
@@ -53,8 +40,7 @@ async function main(): Promise<void> {
       ),
     );
   } finally {
-    await locks.close();
-    await env.teardown();
+    await close();
   }
   const byStatus = new Map<string, number>();
   for (const o of outcomes) byStatus.set(o.status, (byStatus.get(o.status) ?? 0) + 1);

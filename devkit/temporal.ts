@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import {
   bundleWorkflowCode,
@@ -49,6 +51,32 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
 /** A test environment connected to the dev server (never a downloaded one). */
 export function connectTestEnv(): Promise<TestWorkflowEnvironment> {
   return TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
+}
+
+/**
+ * What a benchmark on the project's dev server needs: the server started if it is down
+ * (scripts/temporal-server.sh), the SDK's runtime quiet, a connection, and a fresh SQLite lock
+ * service; `close` lets go of both.
+ */
+export async function onProjectServer(): Promise<{
+  env: TestWorkflowEnvironment;
+  locks: SqliteLockService;
+  close(): Promise<void>;
+}> {
+  execFileSync('bash', [path.join(__dirname, '..', 'scripts', 'temporal-server.sh'), 'start'], {
+    stdio: 'ignore',
+  });
+  installQuietRuntime();
+  const env = await connectTestEnv();
+  const locks = freshSqliteLockService();
+  return {
+    env,
+    locks,
+    async close() {
+      await locks.close();
+      await env.teardown();
+    },
+  };
 }
 
 /** A fresh SQLite lock service in its own temporary file. */

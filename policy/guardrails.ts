@@ -88,3 +88,12 @@ export function guardDecision(
     return { kind: 'escalate', reason: `budget spent (${bounded.why})`, deadlock: false };
   return { ...bounded, requestedMs: requested, clamped: bounded.sleepMs !== jittered };
 }
+
+/** What became of a decision: a back-off of its own, a park its delay gave way to, an escalation, the end. */
+export type AppliedAs = 'backoff' | 'park' | 'escalate' | 'abandon';
+
+/** How a guarded step was applied; `parked`: the waiter parks in its place instead of backing off. */
+export function appliedAs(step: GuardedStep, parked: boolean): AppliedAs {
+  if (step.kind === 'sleep') return parked ? 'park' : 'backoff';
+  return step.kind;
+}

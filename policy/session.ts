@@ -1,3 +1,4 @@
+import type { AppliedAs } from './guardrails';
 import type { Denial, FencedActionResult, Lease } from './lockSchemas';
 import type { OperatorDecision } from './operatorAnswer';
 import type { WaitForEdge } from './waitForGraph';
@@ -34,7 +35,7 @@ export interface RecordedDecision {
    * (a release wakes it, `appliedMs` is only the timer's bound); escalated; or abandoned. Absent in
    * runs from before it.
    */
-  appliedAs?: 'backoff' | 'park' | 'escalate' | 'abandon';
+  appliedAs?: AppliedAs;
   fallbackCause: string | null;
 }
 

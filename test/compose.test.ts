@@ -68,7 +68,7 @@ describe('the compose deployment', () => {
       .split('\n')
       .filter((l) => l && !l.startsWith('#'))
       .map((l) => l.split('=')[0]!);
-    expect(registered).toHaveLength(4);
+    expect(registered).toHaveLength(5);
     for (const name of registered) expect(setup).toContain(name);
     // The file Temporal is told to read is the one the dispatch settings are mounted at.
     const mount = services.temporal!.volumes!.find((v) => v.includes('compose/temporal-dynamic-config.yaml'));

@@ -81,7 +81,7 @@ describe('worker configuration', () => {
       .readFileSync(path.join(__dirname, '..', '..', 'scripts', 'search-attributes.txt'), 'utf8')
       .split('\n')
       .filter((line) => line && !line.startsWith('#'));
-    const typeNames: Record<string, string> = { KEYWORD: 'Keyword', BOOL: 'Bool' };
+    const typeNames: Record<string, string> = { KEYWORD: 'Keyword', BOOL: 'Bool', DATETIME: 'Datetime' };
     const defined = Object.values(SEARCH_ATTRIBUTES).map((k) => `${k.name}=${typeNames[k.type]}`);
     expect(listed.sort()).toEqual(defined.sort());
   });

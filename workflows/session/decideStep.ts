@@ -3,7 +3,7 @@ import type { Activities } from '../../activities';
 import { buildDecisionContext } from '../../policy/decisionContext';
 import type { PolicyTuning } from '../../policy/decisionPolicy';
 import { NON_RETRYABLE_ERROR_TYPES } from '../../policy/errors';
-import { type GuardedStep, guardDecision, type RetryProgress } from '../../policy/guardrails';
+import { appliedAs, type GuardedStep, guardDecision, type RetryProgress } from '../../policy/guardrails';
 import type { Denial } from '../../policy/lockSchemas';
 import { SESSION_QUEUE_TICKET_MS } from '../../policy/lockTerms';
 import { type DecisionRecord, type PolicyInput, policyRecord } from '../../policy/decisionPolicy';
@@ -88,7 +88,7 @@ export async function decideAfterDenial(
     decision: record.decision.decision,
     backoffRequestedMs: record.decision.retry_after_ms ?? null,
     backoffAppliedMs: step.kind === 'sleep' ? step.sleepMs : null,
-    appliedAs: parked ? 'park' : step.kind === 'sleep' ? 'backoff' : step.kind,
+    appliedAs: appliedAs(step, parked),
     fallbackCause: record.fallbackCause,
   });
   return { record, step };

@@ -17,7 +17,7 @@ import {
 } from '../../policy/constraints';
 import type { PastDecision } from '../../policy/decisionContext';
 import { FAILURE_TYPES } from '../../policy/errors';
-import type { GuardedStep, RetryProgress } from '../../policy/guardrails';
+import { appliedAs, type GuardedStep, type RetryProgress } from '../../policy/guardrails';
 import type { Overtaking } from '../../policy/fairness';
 import type { Denial, Lease } from '../../policy/lockSchemas';
 import type { DecisionRecord } from '../../policy/retryDecision';
@@ -27,7 +27,6 @@ import {
   type LeaseAnswer,
   leaseOwnerProblem,
   type OperatorDecision,
-  type RecordedDecision,
   type ReleaseAnswer,
   type SessionOutcome,
   type SessionPhase,
@@ -517,12 +516,6 @@ export class LockSession {
   private checkAnswer(answer: unknown) {
     return loadOperatorAnswerCheck()(answer, this.current.phase, this.operatorAnswer !== undefined);
   }
-}
-
-// What became of a decision: a back-off of its own, a park it gave way to, an escalation or the end.
-function appliedAs(step: GuardedStep, parked: boolean): NonNullable<RecordedDecision['appliedAs']> {
-  if (step.kind === 'sleep') return parked ? 'park' : 'backoff';
-  return step.kind;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { CancelledFailure, Context } from '@temporalio/activity';
+import { LOCK_CALL_TIMEOUT_MS } from '../policy/leaseKeeping';
 import type { Lease } from '../policy/lockSchemas';
 import { renewFenced, type RenewalDeps, type RenewalResult } from './leaseActions';
 
@@ -12,6 +13,8 @@ export interface KeepPlan {
 /** Why a keeper stopped keeping its lease: the service refused a renewal, or could not be reached in time. */
 export interface KeeperEnd {
   reason: string;
+  /** The service answered (it refused the renewal); false when it could not be reached in time. */
+  reachable: boolean;
 }
 
 /** How long a keeper waits before it calls a lock service it could not reach again. */
@@ -78,8 +81,10 @@ export async function keepLease(deps: LeaseKeeperDeps, lease: Lease, plan: KeepP
   try {
     for (;;) {
       await delay(waitMs, undefined, { signal: halt.signal });
-      const renewed = await renewWhileReachable(deps, lease, leaseUntil, halt.signal);
-      if (!renewed.ok) return { reason: renewed.reason };
+      const beat = () => context.heartbeat({ leaseUntil });
+      const bound = lockCallBoundMs(plan.renewEveryMs);
+      const renewed = await renewWhileReachable(deps, lease, { leaseUntil, bound, beat }, halt.signal);
+      if (!renewed.ok) return { reason: renewed.reason, reachable: !('unreachable' in renewed) };
       leaseUntil = renewed.leaseUntil;
       context.heartbeat({ leaseUntil });
       waitMs = plan.renewEveryMs;
@@ -109,19 +114,25 @@ async function cancelled(context: Context, everyMs: number): Promise<void> {
   }
 }
 
-// A renewal the lock service could not be reached for is tried again while the lease may still be
-// renewed in time (the deadline is the service's, read against this host's clock): past that, the
-// lease is lost whatever the service would say. A renewal the keeper was quieted during reports nothing:
-// the release, not a loss, is what the service answered.
+// A renewal the lock service could not be reached for, or that went unanswered for
+// LOCK_CALL_TIMEOUT_MS (a partitioned link hangs), is tried again while the lease may still be renewed
+// in time (the deadline is the service's, read against this host's clock): past that, the lease is
+// lost whatever the service would say. A renewal the keeper was quieted during reports nothing: the
+// release, not a loss, is what the service answered.
 async function renewWhileReachable(
   deps: RenewalDeps,
   lease: Lease,
-  leaseUntil: number,
+  { leaseUntil, bound, beat }: { leaseUntil: number; bound: number; beat: () => void },
   halt: AbortSignal,
-): Promise<RenewalResult> {
+): Promise<RenewalResult | { ok: false; reason: string; unreachable: true }> {
   for (;;) {
+    // Given up a retry's length before the deadline, so the hold ends while the lease still stands.
+    const leftMs = leaseUntil - Date.now() - UNREACHABLE_RETRY_MS;
+    // Alive while it retries: a keeper silent past its heartbeat timeout is run again elsewhere.
+    beat();
     try {
-      const result = await renewFenced(deps, lease);
+      if (leftMs <= 0) throw new Error('no time left to renew in');
+      const result = await answeredWithin(Math.min(bound, leftMs), renewFenced(deps, lease));
       halt.throwIfAborted();
       return result;
     } catch (error) {
@@ -130,13 +141,37 @@ async function renewWhileReachable(
         return {
           ok: false,
           reason: `the lock service could not be reached before the lease ran out (${String(error)})`,
+          unreachable: true,
         };
       deps.log.warn(
         { event: 'lock.renew-unreachable', key: lease.key, error: String(error) },
         'renewal failed',
       );
+      beat();
       await delay(UNREACHABLE_RETRY_MS, undefined, { signal: halt });
     }
+  }
+}
+
+/**
+ * How long one of a keeper's lock calls may go unanswered: LOCK_CALL_TIMEOUT_MS, and never longer
+ * than its renewal interval, which its heartbeat timeout outlasts (policy/leaseKeeping.ts).
+ */
+export function lockCallBoundMs(renewEveryMs: number): number {
+  return Math.min(LOCK_CALL_TIMEOUT_MS, renewEveryMs);
+}
+
+/** `call`'s answer, or a rejection once `ms` passed without one (the call itself is left to finish). */
+export async function answeredWithin<T>(ms: number, call: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the lock service did not answer within ${ms} ms`)), ms);
+  });
+  call.catch(() => undefined); // a late failure of an abandoned call is nobody's to handle
+  try {
+    return await Promise.race([call, timedOut]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

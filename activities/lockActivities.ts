@@ -1,6 +1,14 @@
 import type { Logger } from 'pino';
 import type { LockService } from '../locks/lockService';
-import { type KeepPlan, type KeeperEnd, keepLease, LeaseKeepers } from './leaseKeeper';
+import { Context } from '@temporalio/activity';
+import {
+  answeredWithin,
+  type KeepPlan,
+  type KeeperEnd,
+  keepLease,
+  LeaseKeepers,
+  lockCallBoundMs,
+} from './leaseKeeper';
 import { gateLeaseAction, logLeaseAction, renewFenced, type RenewalResult } from './leaseActions';
 import type { Metrics } from './metrics';
 import type { ReleaseNotice } from '../temporal/messages';
@@ -82,8 +90,14 @@ export function createLockActivities({
      */
     async keepLease(lease: Lease, plan: KeepPlan): Promise<KeeperEnd> {
       const end = await keepLease({ locks, log, metrics, keepers }, lease, plan);
-      const after = await locks.inspect(lease.key);
-      if (after.holder === null && after.waiters.length) {
+      // A keeper cut off from the service tells its session at once: it gave up a retry's length
+      // before the deadline, so the session ends while the lease still stands. Otherwise it looks,
+      // bounded within its heartbeat timeout, whether the key was left free with a queue to wake.
+      if (!end.reachable) return end;
+      Context.current().heartbeat();
+      const inspecting = locks.inspect(lease.key);
+      const after = await answeredWithin(lockCallBoundMs(plan.renewEveryMs), inspecting).catch(() => null);
+      if (after && after.holder === null && after.waiters.length) {
         await tellOvertaken(after);
         await wakeHead(lease.key, after.waiters);
       }

@@ -3,6 +3,14 @@ import { LATENCY_FLOOR_MS, MAX_QUEUE_SWEEP_MS } from './constants';
 // When a hold renews, who renews it when its keeper falls silent, and how soon a silent keeper is
 // replaced: reviewed rules, never taken from a decision.
 
+/**
+ * How long one lock-service call of a holder (a renewal, a proof of its lease) may take before it
+ * counts as unanswered: a partitioned link hangs rather than fails, and a holder that waited on it
+ * would go on holding past its deadline without knowing. So a holder learns of a lost link within one
+ * renewal interval and this.
+ */
+export const LOCK_CALL_TIMEOUT_MS = 2_000;
+
 /** A holding session renews at this fraction of the TTL. */
 export const RENEW_FRACTION = 1 / 3;
 

@@ -43,6 +43,7 @@ import {
   type ScenarioRun,
   wakeOnRelease,
   withLockHoldLockFor,
+  withLockStoppedOnLoss,
 } from './support/scenarios';
 import { sessionFixture, silentLog, unique, withWorker } from './support/temporalFixture';
 import { freshSqlitePath } from '../devkit/tempFiles';
@@ -518,36 +519,15 @@ describe('acquisition sessions on the dev server', () => {
     });
   });
 
-  it('withLock fails with LeaseLost when the lease is lost while its function runs, not with a signal error', async () => {
-    await withWorker(fixture.env, deps(), async (taskQueue) => {
-      const requester = unique('job');
-      const job = fixture.env.client.workflow.execute('holdLockFor', {
-        taskQueue,
-        workflowId: unique('parent'),
-        args: [{ key, requester, ttlMs: 3_000 }, 4_000],
-      });
-      job.catch(() => undefined);
-      const sessionId = acquisitionWorkflowId(key, requester);
-      await waitFor(
-        'the session holding',
-        async () => (await stateOf(fixture.env.client, sessionId)).phase === 'holding',
-      );
-      // Another holder takes the key at the lock service: the session's next renewal finds its token.
-      const lease = (await stateOf(fixture.env.client, sessionId)).lease!;
-      expect(await fixture.locks.release(lease)).toMatchObject({ ok: true });
-      expect((await fixture.locks.tryAcquire({ key, requester: 'intruder', ttlMs: 30_000 })).granted).toBe(
-        true,
-      );
-      const failure = await job.then(
-        () => null,
-        (error: WorkflowFailedError) => error.cause,
-      );
-      expect(failure).toBeInstanceOf(ApplicationFailure);
-      expect((failure as ApplicationFailure).type).toBe('LeaseLost');
-      expect(await fixture.env.client.workflow.getHandle(sessionId).result()).toMatchObject({
-        status: 'lease-lost',
-      });
-    });
+  it('withLock stops its job and throws LeaseLost when the lease is lost while the job runs, not with a signal error', async () => {
+    const seen = await run(withLockStoppedOnLoss);
+    expect(seen.intruder.granted).toBe(true);
+    expect(seen.failure).toBeInstanceOf(ApplicationFailure);
+    expect((seen.failure as ApplicationFailure).type).toBe('LeaseLost');
+    expect(seen.sessionOutcome).toMatchObject({ status: 'lease-lost' });
+    // The job's minute-long hold was cut short when the loss was known, not waited out.
+    expect(seen.timerSummaries).toEqual([expect.stringMatching(/^hold stopped-.+ for 60000 ms$/)]);
+    expect(seen.failedAfterMs).toBeLessThan(60_000);
   });
 
   it('keeps sessions whose names used to collide apart, and acts on a lease only for its own key and holder', async () => {

@@ -45,3 +45,11 @@ export const PARK_UNTIL_TOLD = 'park-until-told';
  * guardrails they started with.
  */
 export const HARNESS_RULES_OF_000 = 'harness-rules-of-000';
+
+/**
+ * withLock runs the job in a cancellation scope that it cancels when the session says the lease was
+ * lost: the job's activities (cancelled through their heartbeats) and timers stop at once instead of
+ * running on unprotected until they end, and withLock throws LeaseLost. Parents from before it let
+ * the job run to its end and throw LeaseLost then.
+ */
+export const WITHLOCK_STOPS_ON_LOSS = 'withlock-stops-on-loss';

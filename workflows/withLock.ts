@@ -1,6 +1,8 @@
 import {
   ApplicationFailure,
+  CancellationScope,
   condition,
+  patched,
   setHandler,
   sleep,
   startChild,
@@ -13,6 +15,7 @@ import type { Lease } from '../policy/lockSchemas';
 import type { SessionNews } from '../policy/session';
 import { lockSessionUpdate, requestRelease } from '../temporal/messages';
 import { acquireLock } from './acquireLock';
+import { WITHLOCK_STOPS_ON_LOSS } from './patches';
 
 /** Where withLock's session runs. */
 export interface WithLockOptions {
@@ -65,7 +68,7 @@ export async function withLock<T>(
     );
   }
   try {
-    return await fn(first.lease);
+    return await untilLost(() => fn(first.lease), answers);
   } finally {
     forget(sessionId);
     // A session that lost its lease has ended on its own (and said so): there is nothing to release.
@@ -85,6 +88,28 @@ export async function withLock<T>(
         outcome,
       );
     }
+  }
+}
+
+/**
+ * Runs `work` in a scope of its own that is cancelled if the session says it ended (its lease lost)
+ * meanwhile: the job's activities and timers stop instead of running on unprotected, and withLock
+ * then throws LeaseLost. Runs from before WITHLOCK_STOPS_ON_LOSS let `work` run to its end.
+ */
+async function untilLost<T>(work: () => Promise<T>, answers: readonly SessionNews[]): Promise<T> {
+  if (!patched(WITHLOCK_STOPS_ON_LOSS)) return work();
+  const job = new CancellationScope();
+  const watch = new CancellationScope();
+  const running = job.run(work);
+  const lost = watch.run(() => condition(() => answers.some((a) => a.status === 'ended')));
+  lost.then(
+    () => job.cancel(),
+    () => undefined, // the watch is cancelled when the job is done
+  );
+  try {
+    return await running;
+  } finally {
+    watch.cancel();
   }
 }
 

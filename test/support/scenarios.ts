@@ -609,6 +609,46 @@ export const withLockHoldLockFor = {
   },
 } satisfies Scenario;
 
+/**
+ * A withLock job whose lease is lost while its function runs (another holder took the key at the
+ * service): the session ends lease-lost, withLock cancels the job's hold timer and throws LeaseLost.
+ */
+export const withLockStoppedOnLoss = {
+  name: 'withLock-stopped-on-loss',
+  histories: ['withLock-stopped-on-loss-parent'],
+  async run({ client, taskQueue, locks, tag }: ScenarioContext) {
+    const key = `stopped-${tag}`;
+    const requester = 'nightly-job';
+    const workflowId = `stopped-job/${tag}`;
+    // A job that would hold for a minute, on a 3 s lease.
+    const job = client.workflow.execute('holdLockFor', {
+      taskQueue,
+      workflowId,
+      args: [{ key, requester, ttlMs: 3_000 }, 60_000],
+    });
+    job.catch(() => undefined);
+    const sessionId = acquisitionWorkflowId(key, requester);
+    await waitFor('the session holding', phaseIs(client, sessionId, 'holding'));
+    // Another holder takes the key at the lock service: the session's next renewal finds its token.
+    const lease = (await stateOf(client, sessionId)).lease!;
+    await locks.release(lease);
+    const intruder = await locks.tryAcquire({ key, requester: 'intruder', ttlMs: 30_000 });
+    const startedAt = Date.now();
+    const failure = await job.then(
+      () => null,
+      (error: { cause?: unknown }) => error.cause,
+    );
+    return {
+      histories: { 'withLock-stopped-on-loss-parent': workflowId },
+      intruder,
+      failure,
+      failedAfterMs: Date.now() - startedAt,
+      sessionOutcome: await client.workflow.getHandle(sessionId).result(),
+      timerSummaries: timerSummaries(await historyOf(client, workflowId)),
+    };
+  },
+} satisfies Scenario;
+
 export const releaseLockFenced = {
   name: 'releaseLock-fenced',
   histories: ['releaseLock-fenced'],
@@ -705,6 +745,7 @@ export const SCENARIOS: Scenario[] = [
   deadlock,
   leaseLost,
   withLockHoldLockFor,
+  withLockStoppedOnLoss,
   releaseLockFenced,
   lockStatusOfQueue,
   postmortemTemplate,

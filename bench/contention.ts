@@ -26,6 +26,7 @@ import {
 } from './contenders';
 import { createFloorMutex } from './floorMutex';
 import { floorFinish, floorGo, floorReady } from './floorWorkflows';
+import { sessionLogSinks } from '../worker/sessionLogSinks';
 import { sessionMetricsSinks } from '../worker/sessionMetricsSinks';
 import { lineChart } from './svgChart';
 
@@ -214,7 +215,7 @@ async function main(): Promise<void> {
       connection: env.nativeConnection,
       taskQueue,
       workflowBundle,
-      sinks: sessionMetricsSinks(metrics),
+      sinks: { ...sessionMetricsSinks(metrics), ...sessionLogSinks(silentLog) },
       activities: {
         ...createActivities({
           locks: locks.service,

@@ -8,9 +8,11 @@ import { quietBundlerLogger } from '../devkit/temporal';
 import { type LeaseKeyEvent, readEtcdLeaseHistory } from '../locks/etcdLeaseHistory';
 import { lockServiceUrlSchema } from '../locks/openLockService';
 import { withLockwardenWorkflows } from '../worker/lockwardenPlugin';
+import { FaultyLink } from './campaign/faultyLink';
 import {
   assertCampaignPortsFree,
   type Backend,
+  CAMPAIGN_PORTS,
   CampaignLockServer,
   CampaignTemporal,
   campaignDirs,
@@ -85,12 +87,22 @@ async function main(): Promise<number> {
   });
   fs.writeFileSync(bundlePath, bundle.code);
 
+  // The workers reach Temporal and the lock server through links the nemesis can cut, slow and
+  // break; the driver, the checker and the servers' own restarts go around them.
+  const temporalLink = new FaultyLink(
+    { host: '127.0.0.1', port: CAMPAIGN_PORTS.temporal },
+    CAMPAIGN_PORTS.temporalLink,
+  );
+  const endpoint = lockServer.endpoint;
+  const lockLink = endpoint ? new FaultyLink(endpoint, CAMPAIGN_PORTS.lockLink) : null;
+  await temporalLink.start();
+  await lockLink?.start();
   const pool = new WorkerPool({
     size: 3,
     runDir: dirs.run,
     env: {
-      TEMPORAL_ADDRESS: temporal.address,
-      LOCK_SERVICE_URL: lockServer.url,
+      TEMPORAL_ADDRESS: temporalLink.address,
+      LOCK_SERVICE_URL: lockServer.urlThrough(CAMPAIGN_PORTS.lockLink),
       CAMPAIGN_TASK_QUEUE: TASK_QUEUE,
       CAMPAIGN_BUNDLE: bundlePath,
       CAMPAIGN_SQLITE_RESOURCE: resourceTargets.sqlitePath,
@@ -115,10 +127,16 @@ async function main(): Promise<number> {
         return `${options.backend} crashed and restarted on its data`;
       },
       restartTemporal: async () => temporal.crashAndRestart(),
+      links: { lock: lockLink, temporal: temporalLink },
     },
-    options.short
-      ? { gapMs: [3_000, 5_000], pauseMs: [TTL_MS + 1_000, TTL_MS + 2_500], rounds: 1 }
-      : { gapMs: [5_000, 12_000], pauseMs: [TTL_MS + 1_000, TTL_MS + 4_000], rounds: Infinity },
+    {
+      ...(options.short
+        ? { gapMs: [3_000, 5_000], pauseMs: [TTL_MS + 1_000, TTL_MS + 2_500], rounds: 1 }
+        : { gapMs: [5_000, 12_000], pauseMs: [TTL_MS + 1_000, TTL_MS + 4_000], rounds: Infinity }),
+      partitionMs: [3_000, 10_000],
+      latencyMs: [100, 500],
+      slowForMs: [5_000, 15_000],
+    } as const,
     say,
   );
 
@@ -204,7 +222,8 @@ async function main(): Promise<number> {
     const lines = [
       `backend ${options.backend}, seed ${options.seed}, ${elapsedS} s`,
       `writes: ${report.writes.attempted} attempted, ${report.writes.accepted} accepted, ${report.writes.refusedAsStale} refused as stale` +
-        ` (${report.writes.lateButFenced} accepted late but fenced, ${report.writes.repeatsWithSameToken} further records under a token already written)`,
+        ` (${report.writes.lateButFenced} accepted late but fenced, ${report.writes.afterDeadlinePaused} after their deadline by a paused holder,` +
+        ` ${report.writes.repeatsWithSameToken} further records under a token already written)`,
       `faults: ${Object.entries(report.faults)
         .map(([k, n]) => `${k} ${n}`)
         .join(', ')}`,
@@ -232,7 +251,11 @@ async function main(): Promise<number> {
     return total + missing === 0 ? 0 : 1;
   } finally {
     await nemesis.stop();
+    temporalLink.heal();
+    lockLink?.heal();
     await pool.stopAll();
+    await temporalLink.close();
+    await lockLink?.close();
     await resources.close();
     await client.connection.close();
     temporal.stop();

@@ -89,6 +89,7 @@ describe("the fault campaign's checker", () => {
       refusedAsStale: 1,
       repeatsWithSameToken: 1,
       lateButFenced: 0,
+      afterDeadlinePaused: 0,
     });
     expect(report.leases).toMatchObject({ granted: 3, keys: 1, grantsNotJournaled: 0, restartsCrossed: 1 });
     expect(report.sessions).toMatchObject({ wrote: 2, 'lease-lost': 1, lost: 0 });
@@ -186,9 +187,24 @@ describe("the fault campaign's checker", () => {
   it('counts a write accepted after a newer token was granted as late but fenced, not a violation', () => {
     const r = clean();
     r.journal = [grant(1, 0, 'h1', 500), grant(2, 600), release(2, 1_500)];
+    // The holder of token 1 was stopped (SIGSTOP) across its deadline, and wrote when it went on.
+    r.faults = [{ kind: 'pause', at: 300, endsAt: 650, detail: 'SIGSTOP worker 0' }];
     const late = withWrites(r, { k: [write(1, 700), write(2, 800)] });
     expect(violationsOf(late)).toEqual({});
-    expect(checkCampaign(late).writes.lateButFenced).toBe(1);
+    expect(checkCampaign(late).writes).toMatchObject({ lateButFenced: 1, afterDeadlinePaused: 1 });
+  });
+
+  it('finds a write after its deadline by a holder no pause stopped (one that could not prove its lease)', () => {
+    const r = clean();
+    r.journal = [grant(1, 0, 'h1', 500), renew(1, 300, 900), release(1, 1_000)];
+    // Within the renewed deadline: fine. Past it, with nothing that stopped the holder: a violation.
+    r.faults = [{ kind: 'lock-partition', at: 400, endsAt: 5_000, detail: 'cut' }];
+    const ok = withWrites(r, { k: [write(1, 850)] });
+    expect(violationsOf(ok)).toEqual({});
+    const late = withWrites(r, { k: [write(1, 850), write(1, 1_400)] });
+    expect(violationsOf(late)).toEqual({ 'write-after-deadline': 1 });
+    // etcd's deadlines are estimates: its leases are judged by the service's order instead.
+    expect(checkCampaign({ ...late, serviceOrder: [] }).violations['write-after-deadline']).toBe(0);
   });
 
   it('finds sessions without an outcome, a session id run twice and a worker that crashed', () => {

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { once } from 'node:events';
 import { FaultyLink } from '../bench/campaign/faultyLink';
+import { faultKindsFor, Nemesis, seededRandom } from '../bench/campaign/nemesis';
 
 // The fault campaign's network faults: a link that carries bytes, hangs them while cut, delays them,
 // and breaks every connection. Here between a client and a real TCP echo server.
@@ -76,3 +77,43 @@ describe('the faulty link', () => {
     again.destroy();
   });
 });
+
+describe("the nemesis's faults on the links", () => {
+  it('injects one of each kind per round, on the links there are, and records how long each lasts', async () => {
+    const upstream = { host: '127.0.0.1', port: 9 };
+    const [lock, temporal] = [new FaultyLink(upstream, 0), new FaultyLink(upstream, 0)];
+    const done: string[] = [];
+    const targets = {
+      workers: 3,
+      pauseWorker: async () => void done.push('pause'),
+      killWorker: async () => void done.push('kill'),
+      restartLockServer: async () => 'restarted',
+      restartTemporal: async () => void done.push('temporal-restart'),
+      links: { lock, temporal },
+    };
+    expect(faultKindsFor({ links: { lock: null, temporal } })).not.toContain('lock-partition');
+    const timing = {
+      gapMs: [0, 0],
+      pauseMs: [10, 10],
+      partitionMs: [3_000, 10_000],
+      latencyMs: [100, 500],
+      slowForMs: [5_000, 15_000],
+      rounds: 1,
+    } as const;
+    const nemesis = new Nemesis(seededRandom(7), targets, { ...timing }, () => undefined);
+    nemesis.start();
+    await waitUntil(() => nemesis.coveredAllKinds);
+    await nemesis.stop();
+    expect(nemesis.faults.map((f) => f.kind).sort()).toEqual([...faultKindsFor(targets)].sort());
+    const partition = nemesis.faults.find((f) => f.kind === 'lock-partition')!;
+    expect(partition.endsAt! - partition.at).toBeGreaterThanOrEqual(3_000);
+    expect(partition.endsAt! - partition.at).toBeLessThanOrEqual(10_000);
+    expect(nemesis.faults.find((f) => f.kind === 'temporal-latency')!.detail).toMatch(
+      /^\d+ ms of latency each way on the link to Temporal for \d+ ms$/,
+    );
+  });
+});
+
+async function waitUntil(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 10));
+}

@@ -18,6 +18,9 @@ export const CAMPAIGN_PORTS = {
   redis: 26379,
   postgres: 25432,
   etcd: 22379,
+  /** The campaign's faulty links (faultyLink.ts) the workers reach Temporal and the lock server by. */
+  temporalLink: 17243,
+  lockLink: 27400,
 };
 
 export type Backend = 'sqlite' | 'redis' | 'postgres' | 'etcd';
@@ -116,6 +119,17 @@ export class CampaignLockServer {
     }
   }
 
+  /** The server's address, for a link in front of it; null for SQLite, which has none. */
+  get endpoint(): { host: string; port: number } | null {
+    return this.backend === 'sqlite' ? null : { host: '127.0.0.1', port: CAMPAIGN_PORTS[this.backend] };
+  }
+
+  /** The URL the workers use: the same server, reached through the link on `port`. */
+  urlThrough(port: number): string {
+    if (this.backend === 'sqlite') return this.url;
+    return this.url.replace(`:${CAMPAIGN_PORTS[this.backend]}`, `:${port}`);
+  }
+
   start(): void {
     if (this.backend !== 'sqlite') sh('lock-servers.sh', ['start', this.backend], this.env);
   }
@@ -135,8 +149,8 @@ export class CampaignLockServer {
  * restarts its servers, so it must own them (another campaign's leftovers would be restarted blind).
  */
 export async function assertCampaignPortsFree(backend: Backend): Promise<void> {
-  const ports = [CAMPAIGN_PORTS.temporal, CAMPAIGN_PORTS.temporalUi];
-  if (backend !== 'sqlite') ports.push(CAMPAIGN_PORTS[backend]);
+  const ports = [CAMPAIGN_PORTS.temporal, CAMPAIGN_PORTS.temporalUi, CAMPAIGN_PORTS.temporalLink];
+  if (backend !== 'sqlite') ports.push(CAMPAIGN_PORTS[backend], CAMPAIGN_PORTS.lockLink);
   for (const port of ports)
     if (await listening(port))
       throw new Error(

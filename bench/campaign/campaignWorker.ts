@@ -3,7 +3,11 @@
 // starts three, and its nemesis pauses, kills and replaces them.
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
+import { Context } from '@temporalio/activity';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { answeredWithin } from '../../activities/leaseKeeper';
+import { LOCK_CALL_TIMEOUT_MS } from '../../policy/leaseKeeping';
+import { PROOF_MARGIN_MS } from './checker';
 import pino from 'pino';
 import { FileEscalationStore } from '../../activities/escalationStore';
 import { openLockService } from '../../locks/openLockService';
@@ -46,9 +50,18 @@ async function main(): Promise<void> {
   const client = new Client({ connection: await connectWhenUp(() => Connection.connect({ address })) });
   const activities: CampaignActivities = {
     // The work done under the lock, record by record: a pause anywhere here makes the next write stale.
+    // Before each write the holder proves its lease at the service (holder, token, and more than
+    // PROOF_MARGIN_MS left on the service's clock), within a bounded call: a holder cut off from the
+    // service, or too near its deadline, stops rather than write on an unproven lease.
     async fencedWrite({ key, holder, token, records, workMs }) {
+      const context = Context.current();
       for (let seq = 0; seq < records; seq++) {
         await delay(workMs);
+        context.heartbeat(seq);
+        if (context.cancellationSignal.aborted)
+          return { accepted: false, token, unproven: 'withLock cancelled the job: the lease was lost' };
+        const unproven = await leaseUnproven(key, holder, token);
+        if (unproven) return { accepted: false, token, unproven };
         const result = await resources.write({ key, token, holder, seq });
         if (!result.accepted)
           return { accepted: false, token, written: seq, newestToken: result.newestToken };
@@ -56,6 +69,17 @@ async function main(): Promise<void> {
       return { accepted: true, token, written: records };
     },
   };
+  // Why the lease cannot be proven now, or null when the service shows it with time to spare.
+  async function leaseUnproven(key: string, holder: string, token: string): Promise<string | null> {
+    try {
+      const seen = await answeredWithin(LOCK_CALL_TIMEOUT_MS, locks.inspect(key));
+      if (seen.holder !== holder || seen.token !== token) return 'the service shows another lease';
+      if (seen.leaseUntil! - seen.serviceTime <= PROOF_MARGIN_MS) return 'too near its deadline';
+      return null;
+    } catch (error) {
+      return `the service could not be asked: ${String(error)}`;
+    }
+  }
   const worker = await Worker.create({
     connection,
     taskQueue: env('CAMPAIGN_TASK_QUEUE'),

@@ -3,9 +3,14 @@
 import { proxyActivities } from '@temporalio/workflow';
 import { withLock } from '../../workflows/withLock';
 
-/** What the write activity reports: accepted, or refused because a newer token has written. */
+/**
+ * What the write activity reports: accepted; refused because a newer token has written; or stopped
+ * before a write because the holder could not prove its lease at the service.
+ */
 export type CampaignWriteResult =
-  { accepted: true; token: string } | { accepted: false; token: string; newestToken: string };
+  | { accepted: true; token: string }
+  | { accepted: false; token: string; newestToken: string }
+  | { accepted: false; token: string; unproven: string };
 
 /** The campaign worker's own activity. */
 export interface CampaignActivities {
@@ -21,6 +26,8 @@ export interface CampaignActivities {
 const { fencedWrite } = proxyActivities<CampaignActivities>({
   // Longer than any pause the nemesis makes: a paused holder resumes and writes with its old token.
   startToCloseTimeout: '30 seconds',
+  // Heartbeats carry withLock's cancellation when the lease is lost (the writer then stops).
+  heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
 });
 

@@ -7,16 +7,43 @@ import type { FencedWriteAttempt } from '../../locks/fencedResource';
 import type { JournalEntry } from './journal';
 import type { CampaignRecord } from './resources';
 
-/** A fault the nemesis injected, at the host's clock. */
+/**
+ * The kinds of fault the nemesis injects: on processes (pause, kill), on servers (crash and restart)
+ * and on the links the campaign owns between the workers and the lock server or Temporal (cut both
+ * ways, slowed, connections dropped).
+ */
+export const FAULT_KIND_NAMES = [
+  'pause',
+  'kill',
+  'lock-server-restart',
+  'temporal-restart',
+  'lock-partition',
+  'lock-latency',
+  'lock-drop',
+  'temporal-partition',
+  'temporal-latency',
+  'temporal-drop',
+] as const;
+export type FaultKind = (typeof FAULT_KIND_NAMES)[number];
+
+/** A fault the nemesis injected, at the host's clock; one that lasts says until when. */
 export interface Fault {
-  kind: 'pause' | 'kill' | 'lock-server-restart' | 'temporal-restart';
+  kind: FaultKind;
   at: number;
   detail: string;
+  endsAt?: number;
 }
 
 /** How one campaign session (a `campaignWrite` workflow) ended, as its caller saw it. */
 export type SessionOutcome =
-  'wrote' | 'lease-lost' | 'not-acquired' | 'write-refused' | 'failed-otherwise' | 'lost';
+  | 'wrote'
+  | 'lease-lost'
+  | 'not-acquired'
+  | 'write-refused'
+  /** The writer stopped: it could not prove its lease at the service before a write. */
+  | 'stopped-unproven'
+  | 'failed-otherwise'
+  | 'lost';
 
 /** Everything the checker reads. */
 export interface CampaignRecordings {
@@ -58,6 +85,7 @@ export const VIOLATION_KINDS = [
   'session-without-outcome',
   'duplicate-session-run',
   'worker-crashed',
+  'write-after-deadline',
 ] as const;
 export type ViolationKind = (typeof VIOLATION_KINDS)[number];
 
@@ -68,6 +96,8 @@ export interface CampaignReport {
     refusedAsStale: number;
     repeatsWithSameToken: number;
     lateButFenced: number;
+    /** Accepted after their lease's deadline on the service's clock, by a holder a pause had stopped. */
+    afterDeadlinePaused: number;
   };
   leases: {
     granted: number;
@@ -78,7 +108,7 @@ export interface CampaignReport {
   };
   journal: { entries: number; unreadableLines: number };
   records: number;
-  faults: Record<Fault['kind'], number>;
+  faults: Record<FaultKind, number>;
   sessions: Record<SessionOutcome, number>;
   violations: Record<ViolationKind, number>;
   /** A few examples of each violation, for a person to start from. */
@@ -109,6 +139,8 @@ export function checkCampaign(r: CampaignRecordings): CampaignReport {
 
   const leases = leasesOf(r.journal, flag);
   const writes = checkWrites(r.writes, leases, flag);
+  // etcd's deadlines are the worker's estimates, in whole seconds: its leases are judged by order.
+  writes.afterDeadlinePaused = r.serviceOrder ? 0 : checkDeadlines(r.writes, leases, r.faults, flag);
   const restartsCrossed = checkLeases(leases, r, flag);
   if (r.serviceOrder) checkServiceOrder(r.serviceOrder, leases, flag);
 
@@ -126,6 +158,7 @@ export function checkCampaign(r: CampaignRecordings): CampaignReport {
     'write-refused': 0,
     'lease-lost': 0,
     'not-acquired': 0,
+    'stopped-unproven': 0,
     'failed-otherwise': 0,
     lost: 0,
   };
@@ -138,7 +171,7 @@ export function checkCampaign(r: CampaignRecordings): CampaignReport {
     if (runs !== 1) flag('duplicate-session-run', `${id}: ${runs} runs`);
   for (const crash of r.workerCrashes) flag('worker-crashed', crash);
 
-  const faults = { pause: 0, kill: 0, 'lock-server-restart': 0, 'temporal-restart': 0 };
+  const faults = Object.fromEntries(FAULT_KIND_NAMES.map((k) => [k, 0])) as Record<FaultKind, number>;
   for (const fault of r.faults) faults[fault.kind]++;
 
   return {
@@ -354,12 +387,60 @@ function checkRecords(
 // Per key, in commit order: an accepted token never below one accepted before it; a refusal names a
 // newer token. An accepted write whose token had already been superseded by a newer grant (which had
 // not written yet) is late but fenced: allowed, and counted.
+/**
+ * No lease is used after its deadline on the service's clock by a live holder: a writer that cannot
+ * prove its lease (the service out of reach, the deadline too near) stops. An accepted write after
+ * the deadline its lease had then (grant or latest renewal) is counted when a pause stopped the whole
+ * worker across that deadline (no process can act while stopped: fencing is what protects then), and
+ * is a violation otherwise. Returns the count of the former.
+ */
+function checkDeadlines(
+  writes: Record<string, FencedWriteAttempt[]>,
+  leases: Map<string, Lease[]>,
+  faults: Fault[],
+  flag: (k: ViolationKind, e: string) => void,
+): number {
+  const pauses = faults.filter((f) => f.kind === 'pause');
+  let paused = 0;
+  for (const [key, attempts] of Object.entries(writes)) {
+    const byToken = new Map((leases.get(key) ?? []).map((l) => [l.token, l]));
+    for (const attempt of attempts) {
+      const lease = byToken.get(BigInt(attempt.token));
+      if (!attempt.accepted || !lease) continue;
+      const deadline = [
+        lease.grantedUntil,
+        ...lease.renewals.filter((r) => r.at <= attempt.at).map((r) => r.leaseUntil),
+      ].reduce((a, b) => Math.max(a, b));
+      if (attempt.at <= deadline + DEADLINE_SLACK_MS) continue;
+      if (pauses.some((p) => p.at <= deadline && (p.endsAt ?? p.at) >= deadline - PROOF_MARGIN_MS)) paused++;
+      else
+        flag(
+          'write-after-deadline',
+          `${key}: token ${attempt.token} wrote ${attempt.at - deadline} ms after its deadline, no pause across it`,
+        );
+    }
+  }
+  return paused;
+}
+
+/** How near its deadline a campaign writer still writes (campaignWorker.ts): it stops with less left. */
+export const PROOF_MARGIN_MS = 1_000;
+/** The writes' and the leases' clocks are two servers' on one host: a few ms apart. */
+const DEADLINE_SLACK_MS = 50;
+
 function checkWrites(
   writes: Record<string, FencedWriteAttempt[]>,
   leases: Map<string, Lease[]>,
   flag: (k: ViolationKind, e: string) => void,
 ): CampaignReport['writes'] {
-  const figures = { attempted: 0, accepted: 0, refusedAsStale: 0, repeatsWithSameToken: 0, lateButFenced: 0 };
+  const figures = {
+    attempted: 0,
+    accepted: 0,
+    refusedAsStale: 0,
+    repeatsWithSameToken: 0,
+    lateButFenced: 0,
+    afterDeadlinePaused: 0,
+  };
   for (const [key, attempts] of Object.entries(writes)) {
     let newest: bigint | null = null;
     const grants = leases.get(key) ?? [];

@@ -1,4 +1,5 @@
-import type { Fault } from './checker';
+import type { Fault, FaultKind } from './checker';
+import type { FaultyLink } from './faultyLink';
 
 /** A seeded pseudo-random generator (mulberry32): the same seed, the same schedule of faults. */
 export function seededRandom(seed: number): () => number {
@@ -12,13 +13,15 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-/** What the nemesis can do to the campaign's processes. */
+/** What the nemesis can do to the campaign's processes and links. */
 export interface FaultTargets {
   workers: number;
   pauseWorker(i: number, ms: number): Promise<void>;
   killWorker(i: number): Promise<void>;
   restartLockServer(): Promise<string>;
   restartTemporal(): Promise<void>;
+  /** The links between the workers and the lock server (none for embedded SQLite) and Temporal. */
+  links: { lock: FaultyLink | null; temporal: FaultyLink };
 }
 
 /** A seeded Fisher-Yates shuffle of `items`. */
@@ -31,11 +34,19 @@ export function shuffled<T>(items: readonly T[], random: () => number): T[] {
   return out;
 }
 
-export const FAULT_KINDS: Fault['kind'][] = ['pause', 'kill', 'lock-server-restart', 'temporal-restart'];
+const PROCESS_KINDS: FaultKind[] = ['pause', 'kill', 'lock-server-restart', 'temporal-restart'];
+const LINK_KINDS = ['partition', 'latency', 'drop'] as const;
+
+/** The kinds of fault the nemesis injects on `targets`: no lock link, no fault on it. */
+export function faultKindsFor(targets: Pick<FaultTargets, 'links'>): FaultKind[] {
+  const links = targets.links.lock ? (['lock', 'temporal'] as const) : (['temporal'] as const);
+  return [...PROCESS_KINDS, ...links.flatMap((link) => LINK_KINDS.map((f) => `${link}-${f}` as FaultKind))];
+}
 
 /**
- * Injects faults on a seeded schedule, each logged with its time: every round takes the four kinds
- * in a seeded order, one every `gapMs` or so, until stopped. A pause outlasts the lease TTL.
+ * Injects faults on a seeded schedule, each logged with its time: every round takes every kind in a
+ * seeded order, one every `gapMs` or so, until stopped. A pause outlasts the lease TTL; a partition
+ * lasts `partitionMs`, latency `latencyMs` each way for `slowForMs`.
  */
 export class Nemesis {
   readonly faults: Fault[] = [];
@@ -47,14 +58,26 @@ export class Nemesis {
   constructor(
     private readonly random: () => number,
     private readonly targets: FaultTargets,
-    /** Gaps between faults, pause lengths, and how many rounds of the four kinds to inject. */
-    private readonly timing: { gapMs: [number, number]; pauseMs: [number, number]; rounds: number },
+    /** Gaps between faults, how long each lasts, and how many rounds of every kind to inject. */
+    private readonly timing: {
+      gapMs: readonly [number, number];
+      pauseMs: readonly [number, number];
+      partitionMs: readonly [number, number];
+      latencyMs: readonly [number, number];
+      slowForMs: readonly [number, number];
+      rounds: number;
+    },
     private readonly say: (line: string) => void,
-  ) {}
+  ) {
+    this.kinds = faultKindsFor(targets);
+  }
+
+  /** The kinds this nemesis injects. */
+  readonly kinds: FaultKind[];
 
   /** Every kind of fault injected at least once. */
   get coveredAllKinds(): boolean {
-    return FAULT_KINDS.every((kind) => this.faults.some((f) => f.kind === kind));
+    return this.kinds.every((kind) => this.faults.some((f) => f.kind === kind));
   }
 
   start(): void {
@@ -69,13 +92,13 @@ export class Nemesis {
     await this.running;
   }
 
-  private between([low, high]: [number, number]): number {
+  private between([low, high]: readonly [number, number]): number {
     return Math.round(low + this.random() * (high - low));
   }
 
   private async run(): Promise<void> {
     for (let round = 0; round < this.timing.rounds && !this.stopped; round++) {
-      const round = shuffled(FAULT_KINDS, this.random);
+      const round = shuffled(this.kinds, this.random);
       for (const kind of round) {
         await this.sleepUnlessStopped(this.between(this.timing.gapMs));
         if (this.stopped) return;
@@ -84,7 +107,7 @@ export class Nemesis {
     }
   }
 
-  private async inject(kind: Fault['kind']): Promise<void> {
+  private async inject(kind: FaultKind): Promise<void> {
     const at = Date.now();
     let detail: string;
     switch (kind) {
@@ -92,7 +115,7 @@ export class Nemesis {
         const worker = Math.floor(this.random() * this.targets.workers);
         const ms = this.between(this.timing.pauseMs);
         detail = `SIGSTOP worker ${worker} for ${ms} ms, then SIGCONT`;
-        this.record(kind, at, detail);
+        this.record(kind, at, detail, at + ms);
         await this.targets.pauseWorker(worker, ms);
         return;
       }
@@ -112,11 +135,38 @@ export class Nemesis {
         this.record(kind, at, 'SIGKILL the Temporal dev server, start it on its database');
         await this.targets.restartTemporal();
         return;
+      default:
+        return this.injectOnLink(kind, at);
     }
   }
 
-  private record(kind: Fault['kind'], at: number, detail: string): void {
-    this.faults.push({ kind, at, detail });
+  // A fault on one of the links: `lock-partition`, `temporal-latency`, ...
+  private injectOnLink(kind: FaultKind, at: number): void {
+    const [name, fault] = kind.split('-') as ['lock' | 'temporal', (typeof LINK_KINDS)[number]];
+    const link = this.targets.links[name];
+    if (!link) throw new Error(`no ${name} link to inject ${kind} on`);
+    const to = name === 'lock' ? 'the lock server' : 'Temporal';
+    if (fault === 'partition') {
+      const ms = this.between(this.timing.partitionMs);
+      this.record(
+        kind,
+        at,
+        `cut the workers' link to ${to} both ways for ${ms} ms (connections hang)`,
+        at + ms,
+      );
+      link.cut(ms);
+    } else if (fault === 'latency') {
+      const [ms, forMs] = [this.between(this.timing.latencyMs), this.between(this.timing.slowForMs)];
+      this.record(kind, at, `${ms} ms of latency each way on the link to ${to} for ${forMs} ms`, at + forMs);
+      link.slow(ms, forMs);
+    } else {
+      const count = link.dropAll();
+      this.record(kind, at, `dropped the ${count} open connection(s) to ${to}`);
+    }
+  }
+
+  private record(kind: FaultKind, at: number, detail: string, endsAt?: number): void {
+    this.faults.push({ kind, at, detail, ...(endsAt ? { endsAt } : {}) });
     this.say(`fault ${this.faults.length} at ${new Date(at).toISOString()}: ${kind}: ${detail}`);
   }
 

@@ -40,7 +40,8 @@ export async function runSession(
     return await untilAnswered(deadline, async () => {
       try {
         const result: CampaignWriteResult = await client.workflow.getHandle(workflowId).result();
-        return result.accepted ? 'wrote' : 'write-refused';
+        if (result.accepted) return 'wrote';
+        return 'unproven' in result ? 'stopped-unproven' : 'write-refused';
       } catch (error) {
         if (!(error instanceof WorkflowFailedError)) throw error;
         const cause = error.cause instanceof ApplicationFailure ? error.cause.type : null;

@@ -17,6 +17,9 @@ export interface KeeperEnd {
   reachable: boolean;
 }
 
+/** The shortest bound a keeper's call is given: a call needs time to be answered at all. */
+const MIN_CALL_MS = 100;
+
 /** How long a keeper waits before it calls a lock service it could not reach again. */
 export const UNREACHABLE_RETRY_MS = 1_000;
 
@@ -126,13 +129,17 @@ async function renewWhileReachable(
   halt: AbortSignal,
 ): Promise<RenewalResult | { ok: false; reason: string; unreachable: true }> {
   for (;;) {
-    // Given up a retry's length before the deadline, so the hold ends while the lease still stands.
-    const leftMs = leaseUntil - Date.now() - UNREACHABLE_RETRY_MS;
+    const leftMs = leaseUntil - Date.now();
     // Alive while it retries: a keeper silent past its heartbeat timeout is run again elsewhere.
     beat();
     try {
-      if (leftMs <= 0) throw new Error('no time left to renew in');
-      const result = await answeredWithin(Math.min(bound, leftMs), renewFenced(deps, lease));
+      // Unanswered within its bound, a call is tried again, and the bound ends a retry's length before
+      // the deadline when there is room: a keeper cut off gives up while the lease still stands. One
+      // that finds the deadline past on this host's clock (it was paused) asks the service all the
+      // same: the service's answer, not this clock, says whether the lease is lost and to whom.
+      const beforeDeadline = leftMs - UNREACHABLE_RETRY_MS;
+      const callMs = beforeDeadline >= MIN_CALL_MS ? Math.min(bound, beforeDeadline) : bound;
+      const result = await answeredWithin(callMs, renewFenced(deps, lease));
       halt.throwIfAborted();
       return result;
     } catch (error) {

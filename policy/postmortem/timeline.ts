@@ -1,5 +1,5 @@
 import { compareTokens } from '../tokens';
-import { describeCycle, type WaitForEdge } from '../waitForGraph';
+import { describeCycle, type WaitForEdge, waitingRequester } from '../waitForGraph';
 import type { EventClock, IncidentEvent, IncidentEventKind } from './incidentEvents';
 
 /** The mechanism an incident's events show, or none. */
@@ -160,8 +160,10 @@ function deadlockOf(events: IncidentEvent[]): { cycle: WaitForEdge[]; escalator:
     if (!escalator && e.kind === 'deadlock-found') escalator = e.escalator;
     if (!escalator && e.kind === 'ended' && e.deadlock) escalator = e.deadlock.escalator;
     // The escalator pages on-call with the cycle itself and is told of it by no one: on the key it
-    // waits for, its own escalation is the only record of who escalated.
-    if (!escalator && e.kind === 'escalated' && e.cycle?.length) escalator = e.session;
+    // waits for, its own escalation is the only record of who escalated. The cycle names owners: the
+    // escalator is the member whose waiting session this is.
+    if (!escalator && e.kind === 'escalated' && e.cycle?.length)
+      escalator = e.cycle.find((edge) => waitingRequester(edge) === e.session)?.waiter ?? e.session;
   }
   return found ? { cycle: found, escalator } : null;
 }

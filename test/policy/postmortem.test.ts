@@ -76,6 +76,20 @@ describe('post-mortem timeline', () => {
       { ...at(30), session: 'alpha', kind: 'ended', status: 'abandoned', reason: 'abandoned by bob' },
     ]);
     expect(escalatorsKey.mechanism).toEqual({ kind: 'lock-inversion', cycle, escalator: 'alpha' });
+    // Edges join owners: the escalator is the owner whose waiting session escalated, by its requester.
+    const owned = cycle.map((e) => ({ ...e, requester: e.waiter === 'alpha' ? 'replica-1' : 'replica-2' }));
+    const byOwner = buildTimeline('b', [
+      { ...at(0), session: 'replica-2', kind: 'granted', token: '1', leaseUntil: T0 + 30_000 },
+      {
+        ...at(20),
+        session: 'replica-1',
+        kind: 'escalated',
+        reason: 'reworded',
+        deadlock: true,
+        cycle: owned,
+      },
+    ]);
+    expect(byOwner.mechanism).toEqual({ kind: 'lock-inversion', cycle: owned, escalator: 'alpha' });
     const suspected = buildTimeline('a', [
       { ...at(0), session: 'gamma', kind: 'escalated', reason: 'deadlock suspected', deadlock: true },
     ]);

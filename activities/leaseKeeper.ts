@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { CancelledFailure, Context } from '@temporalio/activity';
-import { LOCK_CALL_TIMEOUT_MS } from '../policy/leaseKeeping';
+import { firstRenewalInMs, LOCK_CALL_TIMEOUT_MS } from '../policy/leaseKeeping';
 import type { Lease } from '../policy/lockSchemas';
 import { renewFenced, type RenewalDeps, type RenewalResult } from './leaseActions';
 
@@ -78,8 +78,12 @@ export async function keepLease(deps: LeaseKeeperDeps, lease: Lease, plan: KeepP
   const unregister = deps.keepers.register(lease, () => halt.abort('quiet'));
   const onCancel = () => halt.abort('cancelled');
   context.cancellationSignal.addEventListener('abort', onCancel, { once: true });
-  // A retried attempt (its worker died or stalled) may have lost most of the interval already.
-  let waitMs = plan.renewFirst || context.info.attempt > 1 ? 0 : plan.renewEveryMs;
+  // A retried attempt (its worker died or stalled) may have lost most of the interval already; a
+  // first one that started late renews when the lease is due, not an interval after its own start.
+  let waitMs =
+    plan.renewFirst || context.info.attempt > 1
+      ? 0
+      : firstRenewalInMs(lease.leaseUntil, plan.renewEveryMs, Date.now());
   let leaseUntil = lease.leaseUntil;
   try {
     for (;;) {

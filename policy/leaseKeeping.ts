@@ -20,6 +20,20 @@ export function renewalIntervalMs(ttlMs: number): number {
 }
 
 /**
+ * How long a keeper that starts at `now` waits before its first renewal: until the lease is due, one
+ * interval after it was granted or last renewed, judged by how much of it is left (`leaseUntil`, the
+ * service's deadline, read against this host's clock). A keeper whose activity task waited to be
+ * started (a slow link to Temporal, a busy worker) renews at once instead of waiting a whole interval
+ * from its own start, which could take it past the deadline. The TTL is the interval's multiple
+ * (RENEW_FRACTION); at the interval's floor that overstates it, and the keeper renews a little early.
+ */
+export function firstRenewalInMs(leaseUntil: number, renewEveryMs: number, now: number): number {
+  const ttlMs = renewEveryMs / RENEW_FRACTION;
+  const dueInMs = leaseUntil - now - (ttlMs - renewEveryMs);
+  return Math.min(renewEveryMs, Math.max(0, Math.round(dueInMs)));
+}
+
+/**
  * The queue sweep renews, for a session that still holds it, a lease with less than this fraction of
  * its TTL left. A keeper on schedule renews with 1 − RENEW_FRACTION (two thirds) left, so a lease
  * below 0.6 has missed its renewal by a tenth of its TTL: its keeper's worker died or stalled.

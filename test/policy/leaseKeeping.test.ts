@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { MAX_QUEUE_SWEEP_MS } from '../../policy/constants';
 import {
+  firstRenewalInMs,
   keeperHeartbeatTimeoutMs,
   renewalIntervalMs,
   RENEW_FRACTION,
@@ -57,5 +58,36 @@ describe("the lease keeper's timing", () => {
   it('renews every third of the TTL, never more often than the latency floor', () => {
     expect(renewalIntervalMs(30_000)).toBe(10_000);
     expect(renewalIntervalMs(90)).toBe(50);
+  });
+});
+
+describe("a keeper's first renewal", () => {
+  const renewEveryMs = 1_000; // a 3 s lease
+  it('comes one interval after the grant, however late the keeper starts', () => {
+    const grantedAt = 10_000;
+    const leaseUntil = grantedAt + 3_000;
+    // Started at once: a whole interval. Started 700 ms late: the 300 ms left of it.
+    expect(firstRenewalInMs(leaseUntil, renewEveryMs, grantedAt)).toBe(1_000);
+    expect(firstRenewalInMs(leaseUntil, renewEveryMs, grantedAt + 700)).toBe(300);
+    // Started after the interval (a slow link to Temporal): at once, not a second later.
+    expect(firstRenewalInMs(leaseUntil, renewEveryMs, grantedAt + 1_600)).toBe(0);
+    expect(firstRenewalInMs(leaseUntil, renewEveryMs, grantedAt + 5_000)).toBe(0);
+  });
+
+  it('never waits past the lease, for any start', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 50, max: 60_000 }),
+        fc.integer({ min: -120_000, max: 120_000 }),
+        (every, offset) => {
+          const leaseUntil = 1_000_000;
+          const now = leaseUntil - every * 3 + offset;
+          const wait = firstRenewalInMs(leaseUntil, every, now);
+          expect(wait).toBeGreaterThanOrEqual(0);
+          expect(wait).toBeLessThanOrEqual(every);
+          if (leaseUntil > now) expect(now + wait).toBeLessThan(leaseUntil);
+        },
+      ),
+    );
   });
 });

@@ -18,7 +18,7 @@ import {
   campaignDirs,
   startResourceServer,
 } from './campaign/campaignServers';
-import { checkCampaign, type SessionOutcome, VIOLATION_KINDS } from './campaign/checker';
+import { campaignWriter, checkCampaign, type SessionOutcome, VIOLATION_KINDS } from './campaign/checker';
 import { readJournals } from './campaign/journal';
 import { outcomesOfAll, runSession, runsPerSessionId } from './campaign/sessions';
 import { Nemesis, seededRandom } from './campaign/nemesis';
@@ -161,7 +161,8 @@ async function main(): Promise<number> {
         id,
         {
           key: keys[n % keys.length]!,
-          requester: `w${n}`,
+          requester: campaignWriter(n).holder,
+          proves: campaignWriter(n).proves,
           records: 1 + Math.floor(random() * 5),
           ttlMs: TTL_MS,
           workMs: 10 + Math.floor(random() * 40),
@@ -223,6 +224,7 @@ async function main(): Promise<number> {
       `backend ${options.backend}, seed ${options.seed}, ${elapsedS} s`,
       `writes: ${report.writes.attempted} attempted, ${report.writes.accepted} accepted, ${report.writes.refusedAsStale} refused as stale` +
         ` (${report.writes.lateButFenced} accepted late but fenced, ${report.writes.afterDeadlinePaused} after their deadline by a paused holder,` +
+        ` ${report.writes.afterDeadlineFencingOnly} after their deadline by a writer trusting fencing alone,` +
         ` ${report.writes.repeatsWithSameToken} further records under a token already written)`,
       `faults: ${Object.entries(report.faults)
         .map(([k, n]) => `${k} ${n}`)

@@ -90,6 +90,7 @@ describe("the fault campaign's checker", () => {
       repeatsWithSameToken: 1,
       lateButFenced: 0,
       afterDeadlinePaused: 0,
+      afterDeadlineFencingOnly: 0,
     });
     expect(report.leases).toMatchObject({ granted: 3, keys: 1, grantsNotJournaled: 0, restartsCrossed: 1 });
     expect(report.sessions).toMatchObject({ wrote: 2, 'lease-lost': 1, lost: 0 });
@@ -203,6 +204,14 @@ describe("the fault campaign's checker", () => {
     expect(violationsOf(ok)).toEqual({});
     const late = withWrites(r, { k: [write(1, 850), write(1, 1_400)] });
     expect(violationsOf(late)).toEqual({ 'write-after-deadline': 1 });
+    // A writer that trusts fencing alone is held to fencing only: its late write is counted.
+    const fencingOnly = withWrites(
+      { ...r, journal: [grant(1, 0, 'f1', 500), renew(1, 300, 900, 'f1'), release(1, 1_000, 'f1')] },
+      { k: [write(1, 1_400)] },
+    );
+    fencingOnly.records = { k: [{ token: '1', holder: 'f1', seq: 0 }] };
+    expect(violationsOf(fencingOnly)).toEqual({});
+    expect(checkCampaign(fencingOnly).writes.afterDeadlineFencingOnly).toBe(1);
     // etcd's deadlines are estimates: its leases are judged by the service's order instead.
     expect(checkCampaign({ ...late, serviceOrder: [] }).violations['write-after-deadline']).toBe(0);
   });

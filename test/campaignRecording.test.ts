@@ -66,7 +66,7 @@ describe("the fault campaign's recordings", () => {
     const outcome = await runSession(
       client,
       unique('campaign/lost'),
-      { key: 'k', requester: 'w', records: 1, ttlMs: 3_000, workMs: 10 },
+      { key: 'k', requester: 'w', records: 1, ttlMs: 3_000, workMs: 10, proves: true },
       { taskQueue: unique('nobody'), deadline: started + 1_500 },
     );
     expect(outcome).toBe('lost');

@@ -52,15 +52,16 @@ async function main(): Promise<void> {
     // The work done under the lock, record by record: a pause anywhere here makes the next write stale.
     // Before each write the holder proves its lease at the service (holder, token, and more than
     // PROOF_MARGIN_MS left on the service's clock), within a bounded call: a holder cut off from the
-    // service, or too near its deadline, stops rather than write on an unproven lease.
-    async fencedWrite({ key, holder, token, records, workMs }) {
+    // service, or too near its deadline, stops rather than write on an unproven lease. A writer that
+    // does not prove trusts the resource's fencing alone: a late write of its is refused there.
+    async fencedWrite({ key, holder, token, records, workMs, proves }) {
       const context = Context.current();
       for (let seq = 0; seq < records; seq++) {
         await delay(workMs);
         context.heartbeat(seq);
         if (context.cancellationSignal.aborted)
           return { accepted: false, token, unproven: 'withLock cancelled the job: the lease was lost' };
-        const unproven = await leaseUnproven(key, holder, token);
+        const unproven = proves ? await leaseUnproven(key, holder, token) : null;
         if (unproven) return { accepted: false, token, unproven };
         const result = await resources.write({ key, token, holder, seq });
         if (!result.accepted)

@@ -20,6 +20,8 @@ export interface CampaignActivities {
     token: string;
     records: number;
     workMs: number;
+    /** Prove the lease at the service before each write, or trust the resource's fencing alone. */
+    proves: boolean;
   }): Promise<CampaignWriteResult>;
 }
 
@@ -38,6 +40,7 @@ export async function campaignWrite(input: {
   records: number;
   ttlMs: number;
   workMs: number;
+  proves: boolean;
 }): Promise<CampaignWriteResult> {
   return withLock(
     {
@@ -55,6 +58,7 @@ export async function campaignWrite(input: {
         token: lease.token,
         records: input.records,
         workMs: input.workMs,
+        proves: input.proves,
       }),
   );
 }

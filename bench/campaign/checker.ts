@@ -98,6 +98,8 @@ export interface CampaignReport {
     lateButFenced: number;
     /** Accepted after their lease's deadline on the service's clock, by a holder a pause had stopped. */
     afterDeadlinePaused: number;
+    /** Accepted after their lease's deadline by a writer that trusts fencing alone (it never proves). */
+    afterDeadlineFencingOnly: number;
   };
   leases: {
     granted: number;
@@ -140,7 +142,7 @@ export function checkCampaign(r: CampaignRecordings): CampaignReport {
   const leases = leasesOf(r.journal, flag);
   const writes = checkWrites(r.writes, leases, flag);
   // etcd's deadlines are the worker's estimates, in whole seconds: its leases are judged by order.
-  writes.afterDeadlinePaused = r.serviceOrder ? 0 : checkDeadlines(r.writes, leases, r.faults, flag);
+  if (!r.serviceOrder) Object.assign(writes, checkDeadlines(r.writes, leases, r.faults, flag));
   const restartsCrossed = checkLeases(leases, r, flag);
   if (r.serviceOrder) checkServiceOrder(r.serviceOrder, leases, flag);
 
@@ -388,20 +390,21 @@ function checkRecords(
 // newer token. An accepted write whose token had already been superseded by a newer grant (which had
 // not written yet) is late but fenced: allowed, and counted.
 /**
- * No lease is used after its deadline on the service's clock by a live holder: a writer that cannot
- * prove its lease (the service out of reach, the deadline too near) stops. An accepted write after
- * the deadline its lease had then (grant or latest renewal) is counted when a pause stopped the whole
- * worker across that deadline (no process can act while stopped: fencing is what protects then), and
- * is a violation otherwise. Returns the count of the former.
+ * No lease is used after its deadline on the service's clock by a live holder that proves its lease
+ * before each write: a writer that cannot prove it (the service out of reach, the deadline too near)
+ * stops. An accepted write after the deadline its lease had then (grant or latest renewal) is counted
+ * when a pause stopped the whole worker across that deadline (no process can act while stopped:
+ * fencing is what protects then), and is a violation otherwise. Writers that trust fencing alone are
+ * held to fencing only (`stale-write-accepted`); their writes after a deadline are counted.
  */
 function checkDeadlines(
   writes: Record<string, FencedWriteAttempt[]>,
   leases: Map<string, Lease[]>,
   faults: Fault[],
   flag: (k: ViolationKind, e: string) => void,
-): number {
+): { afterDeadlinePaused: number; afterDeadlineFencingOnly: number } {
   const pauses = faults.filter((f) => f.kind === 'pause');
-  let paused = 0;
+  const counts = { afterDeadlinePaused: 0, afterDeadlineFencingOnly: 0 };
   for (const [key, attempts] of Object.entries(writes)) {
     const byToken = new Map((leases.get(key) ?? []).map((l) => [l.token, l]));
     for (const attempt of attempts) {
@@ -412,7 +415,9 @@ function checkDeadlines(
         ...lease.renewals.filter((r) => r.at <= attempt.at).map((r) => r.leaseUntil),
       ].reduce((a, b) => Math.max(a, b));
       if (attempt.at <= deadline + DEADLINE_SLACK_MS) continue;
-      if (pauses.some((p) => p.at <= deadline && (p.endsAt ?? p.at) >= deadline - PROOF_MARGIN_MS)) paused++;
+      if (trustsFencingAlone(lease.holder)) counts.afterDeadlineFencingOnly++;
+      else if (pauses.some((p) => p.at <= deadline && (p.endsAt ?? p.at) >= deadline - PROOF_MARGIN_MS))
+        counts.afterDeadlinePaused++;
       else
         flag(
           'write-after-deadline',
@@ -420,8 +425,15 @@ function checkDeadlines(
         );
     }
   }
-  return paused;
+  return counts;
 }
+
+/**
+ * The campaign's writers, by name: half prove their lease at the service before each write (`p…`),
+ * half trust the resource's fencing alone (`f…`), so that both protections are exercised.
+ */
+export const campaignWriter = (n: number) => ({ holder: `${n % 2 ? 'f' : 'p'}${n}`, proves: n % 2 === 0 });
+export const trustsFencingAlone = (holder: string) => holder.startsWith('f');
 
 /** How near its deadline a campaign writer still writes (campaignWorker.ts): it stops with less left. */
 export const PROOF_MARGIN_MS = 1_000;
@@ -440,6 +452,7 @@ function checkWrites(
     repeatsWithSameToken: 0,
     lateButFenced: 0,
     afterDeadlinePaused: 0,
+    afterDeadlineFencingOnly: 0,
   };
   for (const [key, attempts] of Object.entries(writes)) {
     let newest: bigint | null = null;

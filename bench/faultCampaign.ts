@@ -71,6 +71,13 @@ async function main(): Promise<number> {
   );
 
   await assertCampaignPortsFree(options.backend);
+  // Bundled before any server starts: a bundle that fails to build leaves nothing running.
+  const bundlePath = path.join(dirs.run, 'workflow-bundle.js');
+  const bundle = await bundleWorkflowCode({
+    workflowsPath: withLockwardenWorkflows(require.resolve('./campaign/campaignWorkflows')),
+    logger: quietBundlerLogger,
+  });
+  fs.writeFileSync(bundlePath, bundle.code);
   const temporal = new CampaignTemporal(dirs);
   const lockServer = new CampaignLockServer(options.backend, dirs);
   const resourceTargets = {
@@ -80,12 +87,6 @@ async function main(): Promise<number> {
   temporal.start();
   lockServer.start();
   const resources = await openResources(resourceTargets);
-  const bundlePath = path.join(dirs.run, 'workflow-bundle.js');
-  const bundle = await bundleWorkflowCode({
-    workflowsPath: withLockwardenWorkflows(require.resolve('./campaign/campaignWorkflows')),
-    logger: quietBundlerLogger,
-  });
-  fs.writeFileSync(bundlePath, bundle.code);
 
   // The workers reach Temporal and the lock server through links the nemesis can cut, slow and
   // break; the driver, the checker and the servers' own restarts go around them.

@@ -79,7 +79,6 @@ export function createDecisionActivities({ decider, log, metrics }: DecisionActi
             model: record.model,
             decision: record.decision.decision,
             backoffRequestedMs: record.decision.retry_after_ms ?? null,
-            leaseRenewalInstruction: record.decision.lease_renewal_instruction,
             repaired: record.repaired,
             fallbackCause: record.fallbackCause,
             fallbackDetail: record.fallbackDetail,
@@ -108,8 +107,8 @@ function toRecord(input: PolicyInput, answer: ModelAnswer | null): DecisionRecor
   };
 }
 
-// The decision's free text (explanation, renewal advice, escalation reason) and the fallback detail
-// pass redact() before any summary, state or log line sees them.
+// The decision's free text (explanation, escalation reason; renewal advice is always null) and the
+// fallback detail pass redact() before any summary, state or log line sees them.
 function redactRecord(record: DecisionRecord): DecisionRecord {
   const clean = (text: string) => redact(text).text;
   const cleanOptional = <T extends string | null | undefined>(text: T) =>
@@ -119,7 +118,6 @@ function redactRecord(record: DecisionRecord): DecisionRecord {
     decision: {
       ...record.decision,
       explanation: clean(record.decision.explanation),
-      lease_renewal_instruction: cleanOptional(record.decision.lease_renewal_instruction),
       escalation_reason: cleanOptional(record.decision.escalation_reason),
     },
     fallbackDetail: cleanOptional(record.fallbackDetail),

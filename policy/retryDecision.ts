@@ -63,8 +63,9 @@ export const retryDecisionShape = z.strictObject({
   decision: z.enum(DECISIONS),
   retry_after_ms: z.number().int().nonnegative().nullable(),
   backoff_strategy: z.enum(BACKOFF_STRATEGIES).nullable(),
-  // Advisory text only: logged, never executed. No lease action is taken on a decision's say-so.
-  lease_renewal_instruction: z.string().max(500).nullable(),
+  // Kept because seed 000 lists it, and always null: retry advice and lease advice never share a
+  // prompt (seed 003), so an answer that gives lease advice is repaired like any schema error.
+  lease_renewal_instruction: z.null({ error: 'must be null: lease renewal is not advised on here' }),
   starvation_risk: z.enum(STARVATION_RISKS),
   deadlock_detected: z.boolean(),
   escalation_reason: z.string().max(500).nullable(),

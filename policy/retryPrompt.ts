@@ -18,7 +18,7 @@ Answer by calling the ${DECISION_TOOL_NAME} tool exactly once. Its fields:
 - decision: "retry", "escalate" (hand over to a human on call) or "abandon" (stop trying).
 - retry_after_ms: whole milliseconds to wait before the next attempt; required when decision is "retry", otherwise null.
 - backoff_strategy: "linear", "exponential", "decorrelated-jitter", or null when not retrying.
-- lease_renewal_instruction: optional advice about the lease once acquired, or null. It is logged for humans and never executed.
+- lease_renewal_instruction: always null. You are not asked about leases: the harness keeps them itself, and an answer with text here is sent back to be corrected.
 - starvation_risk: "low", "medium" or "high".
 - deadlock_detected: true only if the wait-for edges show a cycle through this requester (or the owner it acts for).
 - escalation_reason: why a human is needed; required when decision is "escalate", otherwise null.

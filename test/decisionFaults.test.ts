@@ -332,26 +332,36 @@ describe("the decision log line and the model's free text", () => {
     ]);
   });
 
-  it('redacts the explanation and the renewal advice before the record and the log see them', async () => {
+  it('redacts the explanation before the record and the log see it', async () => {
     fake.answer({
       kind: 'tool',
-      input: {
-        ...VALID,
-        explanation: 'Holder with token 8812 renews until 2026-12-02T10:00:00Z.',
-        lease_renewal_instruction: 'renew with fencing=8812 via redis://admin:hunter2@cache:6379',
-      },
+      input: { ...VALID, explanation: 'Holder with token 8812 renews until 2026-12-02T10:00:00Z.' },
     });
     const record = await decideRetry(baseInput);
     expect(record.decision.explanation).toBe('Holder with token [token] renews until [time].');
-    expect(record.decision.lease_renewal_instruction).toBe(
-      'renew with fencing=[token] via [connection-string]',
+    expect(lines).toEqual([expect.objectContaining({ event: 'model-call', repaired: false })]);
+    expect(JSON.stringify(lines)).not.toMatch(/8812|2026-12-02T10/);
+  });
+
+  it('sends lease advice back to be corrected: the retry prompt asks for none', async () => {
+    const advice = 'renew with fencing=8812 via redis://admin:hunter2@cache:6379';
+    fake.answer(
+      { kind: 'tool', input: { ...VALID, lease_renewal_instruction: advice } },
+      { kind: 'tool', input: VALID },
     );
-    expect(lines).toEqual([
-      expect.objectContaining({
-        event: 'model-call',
-        leaseRenewalInstruction: 'renew with fencing=[token] via [connection-string]',
-      }),
-    ]);
-    expect(JSON.stringify(lines)).not.toMatch(/8812|hunter2|2026-12-02T10/);
+    const record = await decideRetry(baseInput);
+    expect(record).toMatchObject({ provider: 'anthropic', repaired: true });
+    expect(record.decision.lease_renewal_instruction).toBeNull();
+    expect(JSON.stringify(fake.requests[1]!.body.messages)).toContain(
+      'lease_renewal_instruction: must be null',
+    );
+    expect(fake.requests[0]!.body.system).toContain('lease_renewal_instruction: always null');
+    expect(JSON.stringify(lines)).not.toMatch(/8812|hunter2/);
+
+    // Advice given twice: the policy answers, and the advice is nowhere.
+    fake.answer({ kind: 'tool', input: { ...VALID, lease_renewal_instruction: advice } });
+    const fallback = await decideRetry(baseInput);
+    expect(fallback).toMatchObject({ provider: 'policy', fallbackCause: 'invalid-after-repair' });
+    expect(JSON.stringify(fallback)).not.toMatch(/8812|hunter2/);
   });
 });

@@ -108,7 +108,7 @@ const modelDecision = (patch: Record<string, unknown>): FakeAnswer => ({
     decision: 'retry',
     retry_after_ms: 300,
     backoff_strategy: 'exponential',
-    lease_renewal_instruction: 'renew the lease every 5 s',
+    lease_renewal_instruction: null,
     starvation_risk: 'medium',
     deadlock_detected: false,
     escalation_reason: null,

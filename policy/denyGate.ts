@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { describeIssues } from './errors';
 import { fencingTokenSchema } from './lockSchemas';
+import { leaseVocabulary } from './leaseVocabulary';
 import { redact, redactionTotal } from './redaction';
 
 /** The only lease actions there are. Anything else, however phrased, is not an action. */
@@ -20,10 +21,6 @@ const draftRequestSchema = z.strictObject({ task: z.enum(DRAFT_TASKS), text: z.s
 /** The gate's answer: admitted, or denied with the reason. */
 export type GateVerdict = { admitted: true } | { admitted: false; reason: string };
 
-// Second line of defence for drafts: lease vocabulary that has no business in a draft's text.
-const LEASE_WORDS =
-  /\b(renew(?:al|ed|ing|s)?|extend(?:ed|ing|s)?|steal(?:ing|s)?|release[sd]?|fencing|lease_until)\b/i;
-
 /**
  * Admits a lease action only when it is one of the typed actions, comes from the lock client, and
  * carries a token in the form the lock service issues (digits, non-empty). A paraphrase ("keep the
@@ -42,8 +39,8 @@ export function admitLeaseAction(request: unknown): GateVerdict {
 }
 
 /**
- * Admits a drafting task only when it is a known task and its text is already redacted (redaction
- * would find nothing more) and carries no lease vocabulary.
+ * Admits a drafting task only when it is a known task (the typed enum) and its text is already
+ * redacted (redaction would find nothing more) and carries no lease vocabulary (leaseVocabulary).
  */
 export function admitDraft(request: unknown, sensitiveTenants: readonly string[] = []): GateVerdict {
   const parsed = draftRequestSchema.safeParse(request);
@@ -54,7 +51,11 @@ export function admitDraft(request: unknown, sensitiveTenants: readonly string[]
     };
   const left = redactionTotal(redact(parsed.data.text, sensitiveTenants).counts);
   if (left > 0) return { admitted: false, reason: `text is not redacted (${left} item(s) would be removed)` };
-  const word = LEASE_WORDS.exec(parsed.data.text);
-  if (word) return { admitted: false, reason: `a draft may not speak of lease actions ("${word[0]}")` };
+  const spoken = leaseVocabulary(parsed.data.text);
+  if (spoken)
+    return {
+      admitted: false,
+      reason: `a draft may not speak of lease actions ("${spoken.found}"${spoken.in === spoken.found ? '' : ` in "${spoken.in}"`})`,
+    };
   return { admitted: true };
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { readDecision } from '../activities/anthropicDecider';
 import { InvalidConfigurationError } from '../policy/errors';
 import { admitDraft, admitLeaseAction } from '../policy/denyGate';
+import { leaseVocabulary } from '../policy/leaseVocabulary';
 import { redact } from '../policy/redaction';
 import { buildRetryPrompt } from '../policy/retryPrompt';
 import { loadModelConfig } from '../worker/modelConfig';
@@ -142,12 +143,42 @@ describe('the test plan of the fencing boundary', () => {
     });
   });
 
-  it('8. a paraphrased hold request fails closed', () => {
+  it('8. a paraphrased hold request fails closed, as a lease action and as a draft', () => {
     for (const action of ['keep the hold alive', 'hang on to it a little longer', 'RENEW', 'renew_lease']) {
       expect(admitLeaseAction({ action, source: 'lock_client', token: '42' })).toMatchObject({
         admitted: false,
       });
     }
+    // The draft gate: the paraphrase, and the lease vocabulary in any case, inflection or spelling.
+    const refused = [
+      'Next: keep the hold alive for another hour.',
+      'Keeping our claim alive until the export ends is safest.',
+      'set fencing_token to 9',
+      'the fencingToken was 9',
+      'compare the Fencing-Token first',
+      'renewals were refused',
+      'the hold went unrenewed',
+      'Extending the hold would help.',
+      'read lease_until, leaseUntil or lease-until',
+      'push the deadline out by 30 s',
+      'force-unlock the key',
+      'the lock was sto\u200blen', // a zero-width space inside "stolen"
+    ];
+    for (const text of refused) {
+      expect({ text, verdict: admitDraft({ task: 'draft_briefing', text }) }).toMatchObject({
+        verdict: { admitted: false },
+      });
+      // Refused for its words, whatever redaction also finds (a token's number, say).
+      expect({ text, found: leaseVocabulary(text) }).toEqual({ text, found: expect.anything() });
+    }
+    // What the timeline writes for a session that let go, and plain narrative, pass.
+    for (const text of [
+      'Thread A (lock/x/a) ends by letting go',
+      'Thread B takes the lock, keeps its hold twice and lets go; the write with the older number was refused.',
+      'We are new to this key; the teal dashboard shows it.',
+    ])
+      expect(admitDraft({ task: 'draft_briefing', text })).toEqual({ admitted: true });
+    expect(admitDraft({ task: 'write_poem', text: 'hello' })).toMatchObject({ admitted: false });
   });
 });
 

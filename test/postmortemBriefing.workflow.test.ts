@@ -26,7 +26,7 @@ const VALID_DRAFT = {
   executive_context:
     'Dana Lee, the nightly export ran twice in the same window; the token check kept a single batch.',
   concurrency_anomaly_analysis:
-    'Thread A took the lock and went silent past its lease. Thread B took the next token and wrote its batch. Thread A woke, its keep-alive was refused, and its write was turned away.',
+    'Thread A took the lock and went silent past its lease. Thread B took the next token and wrote its batch. Thread A woke, its attempt to keep the lock was refused, and its write was turned away.',
   patch_validation_evidence: 'The incident is replayed by an integration test against the real lock service.',
   deployment_checklist:
     'Canary 1%, 10%, 50%, 100%, 30 minutes each.\nAbort if the p99 acquisition wait exceeds 2000 ms.\nAbort if lost holds exceed 0.1% of acquisitions.',

@@ -138,7 +138,7 @@ function compose(facts: BriefingFacts, steps: Timeline['steps'], omitted: number
     ...criteria.map((c) => `- Abort the canary and roll back if ${c}.`),
     '- Rollback: return the canary workers to the previous build; sessions in flight continue on their own histories.',
     '- Telemetry: alert on the same thresholds from the worker metrics and the escalation store.',
-    'The patch keeps per-key leases, fencing tokens and parked waiters; it adds no blocking step and no lock wider than one key.',
+    "The patch keeps per-key leases, the lock service's tokens and parked waiters; it adds no blocking step and no lock wider than one key.",
   ].join('\n');
 
   return {

@@ -1,3 +1,4 @@
+import { leaseVocabulary } from '../leaseVocabulary';
 import { compareTokens } from '../tokens';
 import { describeCycle, type WaitForEdge, waitingRequester } from '../waitForGraph';
 import type { EventClock, IncidentEvent, IncidentEventKind } from './incidentEvents';
@@ -219,13 +220,13 @@ function describe(e: IncidentEvent, thread: string, t0: number, count: number): 
     case 'kept-alive':
       return `${who} keeps its hold on token ${e.token}${times}, lease now to ${seconds(e.leaseUntil - t0)}`;
     case 'keep-alive-refused':
-      return `${who} tries to keep token ${e.token}: refused, ${e.reason}`;
+      return `${who} tries to keep token ${e.token}: refused${because(e.reason)}`;
     case 'let-go':
       return `${who} lets go of token ${e.token}`;
     case 'let-go-refused':
-      return `${who} tries to let go of token ${e.token}: refused, ${e.reason}`;
+      return `${who} tries to let go of token ${e.token}: refused${because(e.reason)}`;
     case 'escalated':
-      return `${who} pages on-call: ${e.reason}`;
+      return `${who} pages on-call${because(e.reason, ': ')}`;
     case 'operator-answered':
       return `${who} gets the operator's answer: ${e.action} (${e.operator})`;
     case 'escalation-resolved':
@@ -233,10 +234,25 @@ function describe(e: IncidentEvent, thread: string, t0: number, count: number): 
     case 'deadlock-found':
       return `${who} is told of a cycle of waits: ${describeCycle(e.cycle)}; ${e.escalator} escalates it`;
     case 'ended':
-      return `${who} ends ${e.status}${e.reason ? `: ${e.reason}` : ''}`;
+      return `${who} ${ENDINGS[e.status] ?? 'ends'}${e.reason ? because(e.reason, ': ') : ''}`;
     case 'write-accepted':
       return `${who} writes to ${e.resource} with token ${e.token}: accepted`;
     case 'write-refused':
       return `${who} writes to ${e.resource} with token ${e.token}: refused, the newest accepted is token ${e.newestToken}`;
   }
+}
+
+// How a session's end reads: in the words of taking, keeping and letting go, which the draft gate
+// admits (a status such as "released" would send every real incident's draft back to the template).
+const ENDINGS: Record<string, string> = {
+  released: 'ends by letting go',
+  'lease-lost': 'ends having lost its hold',
+  abandoned: 'ends by giving up',
+  halted: 'ends halted',
+};
+
+// A reason from another system (the lock service, a model, an operator), or nothing when it speaks
+// of a lease action: the step's own words then say what happened.
+function because(reason: string, separator = ', '): string {
+  return leaseVocabulary(reason) ? '' : `${separator}${reason}`;
 }

@@ -1,4 +1,5 @@
 import { admitDraft } from '../denyGate';
+import { leaseVocabulary } from '../leaseVocabulary';
 import { redact } from '../redaction';
 import { BRIEFING_SECTIONS, type Briefing, briefingWords, MAX_BRIEFING_WORDS } from './briefing';
 import type { Timeline } from './timeline';
@@ -11,6 +12,7 @@ export const BRIEFING_RULES = [
   'abort-criteria',
   'no-global-lock',
   'no-secrets',
+  'lease-vocabulary',
   'draft-gate',
 ] as const;
 export type BriefingRule = (typeof BRIEFING_RULES)[number];
@@ -28,8 +30,8 @@ const GLOBAL_LOCK_ADVICE =
 /**
  * Checks a briefing: the subject and the four sections, present and in order; at most 650 words;
  * every thread of the timeline named; at least one abort criterion with a number; no advice of a
- * global lock or a blocking operation. A model's draft must also carry no token, time or credential
- * and pass the deny gate as a `draft_briefing`. Returns every problem found (empty: valid).
+ * global lock or a blocking operation; no lease vocabulary (policy/leaseVocabulary.ts). A model's
+ * draft must also carry no token, time or credential and pass the deny gate as a `draft_briefing`. Returns every problem found (empty: valid).
  */
 export function validateBriefing(
   briefing: Briefing,
@@ -71,6 +73,13 @@ export function validateBriefing(
       problem: `advises a global lock or a blocking step ("${advice[0]}")`,
     });
 
+  // The template speaks of taking, keeping and letting go too (a model's draft passes the whole gate).
+  const spoken = options.modelDrafted ? null : leaseVocabulary(all);
+  if (spoken)
+    problems.push({
+      rule: 'lease-vocabulary',
+      problem: `speaks of a lease action ("${spoken.found}" in "${spoken.in}")`,
+    });
   if (options.modelDrafted) {
     const { counts } = redact(all);
     const secrets = counts.token + counts.credential + counts.connectionString + counts.tenant;

@@ -33,7 +33,7 @@ describe('post-mortem timeline', () => {
       'Thread B (replica-b) takes token 8, its lease running to +32.100 s',
       'Thread B (replica-b) writes to invoices with token 8: accepted',
       'Thread A (replica-a) tries to keep token 7: refused, the service now holds token 8',
-      'Thread A (replica-a) ends lease-lost: the service now holds token 8',
+      'Thread A (replica-a) ends having lost its hold: the service now holds token 8',
       'Thread A (replica-a) writes to invoices with token 7: refused, the newest accepted is token 8',
     ]);
     // Deterministic: the same events, in any order, give the same timeline.

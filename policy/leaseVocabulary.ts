@@ -1,0 +1,45 @@
+// Second line of defence for drafts, seed 003's substring ban: lease vocabulary has no business in a
+// draft's text, in any inflection ("unrenewed", "renewals", "Extending") or spelling of an identifier
+// ("fencing_token", "fencingToken", "fencing-token", "lease_until"). Stems are matched inside each
+// word once its case and separators are gone.
+const BANNED_STEMS = [
+  'renew',
+  'extend',
+  'steal',
+  'stole',
+  'releas',
+  'fencing',
+  'leaseuntil',
+  'prolong',
+  'keepalive',
+];
+// Paraphrases that name no banned stem (seed 003's "keep the hold alive"), over the normalized words.
+const BANNED_PHRASES: RegExp[] = [
+  /\bkeep\w*\b[^.!?\n]{0,40}\balive\b/, // keep the hold alive, keeping our claim alive
+  /\b(hold|lock|lease|claim)s? alive\b/,
+  /\blease until\b/,
+  /\b(push|bump|move)\w*\b[^.!?\n]{0,30}\b(deadline|expiry|ttl)\b/, // push the deadline out
+  /\bforc\w*\b[^.!?\n]{0,20}\bunlock/, // force-unlock
+  /\bset\w*\b[^.!?\n]{0,20}\btoken\b/, // set the token to 9
+];
+// Characters that hide a word without changing how it reads: zero-width ones and the soft hyphen.
+const INVISIBLE = /[\u00ad\u200b-\u200d\u2060\ufeff]/g;
+
+/**
+ * Where a text speaks of a lease action: the stem or phrase and the word it was found in, or null.
+ * Free of zod, so the timeline (which workflows load) can use it too.
+ */
+export function leaseVocabulary(text: string): { found: string; in: string } | null {
+  const plain = text.normalize('NFKC').replace(INVISIBLE, '').toLowerCase();
+  for (const word of plain.split(/[^\p{L}\p{N}_.\-]+/u)) {
+    const compact = word.replace(/[_.\-]/g, '');
+    const stem = BANNED_STEMS.find((s) => compact.includes(s));
+    if (stem) return { found: stem, in: word };
+  }
+  const words = plain.replace(/[_\-]/g, ' ').replace(/[ \t]+/g, ' ');
+  for (const phrase of BANNED_PHRASES) {
+    const match = phrase.exec(words);
+    if (match) return { found: match[0], in: match[0] };
+  }
+  return null;
+}

@@ -16,13 +16,19 @@ export interface ActivityDeps extends LockActivityDeps {
   oncall?: OnCallConfig;
   escalations?: EscalationStore;
   metrics?: Metrics;
+  /**
+   * The model worker's task queue (`lockwarden-model-worker`): sessions ask for retry decisions there
+   * instead of in this worker, which then holds no model key. Null (the default): decisions are made
+   * here, by `decider` or the policy (single-process mode when `decider` is set).
+   */
+  modelTaskQueue?: string | null;
 }
 
 /** Builds every activity the worker registers, from its dependencies (no globals). */
 export function createActivities(deps: ActivityDeps) {
   const metrics = deps.metrics ?? createMetrics();
   return {
-    ...createRequestActivities(),
+    ...createRequestActivities({ modelTaskQueue: deps.modelTaskQueue ?? null }),
     ...createLockActivities({ ...deps, metrics }),
     ...createDecisionActivities({ decider: deps.decider ?? null, log: deps.log, metrics }),
     ...createBriefingActivities({ drafter: deps.drafter ?? null, log: deps.log }),

@@ -347,19 +347,29 @@ program
   .option('--resource <name>', 'the fenced resource whose writes to read (with --fenced)')
   .option('--format <text|md|eml>', 'output format', 'text')
   .option('--out <file>', 'write the briefing here instead of stdout')
+  .option(
+    '--model-task-queue <queue>',
+    "the model worker's task queue, where the draft is made (default: LOCKWARDEN_MODEL_TASK_QUEUE; none: the lock worker)",
+  )
   .action(
     withClient(
       async (
         client,
         global,
         key: string,
-        opts: PostmortemOptions & { escalations?: string; fenced?: string; resource?: string },
+        opts: PostmortemOptions & {
+          escalations?: string;
+          fenced?: string;
+          resource?: string;
+          modelTaskQueue?: string;
+        },
       ) => {
-        const { escalations, fenced, resource, ...options } = opts;
+        const { escalations, fenced, resource, modelTaskQueue, ...options } = opts;
         if (Boolean(fenced) !== Boolean(resource))
           throw new InvalidLockRequestError('postmortem options', ['--fenced and --resource go together']);
         const written = await writePostmortem(client, key, options, {
           taskQueue: global.taskQueue,
+          modelTaskQueue: modelTaskQueue ?? (process.env.LOCKWARDEN_MODEL_TASK_QUEUE || undefined),
           escalations: escalations ? new FileEscalationStore(escalations) : undefined,
           writes: fenced && resource ? await readFencedWrites(fenced, resource) : undefined,
         });

@@ -16,7 +16,7 @@ import {
 import { NO_EVIDENCE, type PatchEvidence, summariseEvidence } from '../policy/postmortem/patchEvidence';
 import { type ReleaseGates, releaseGatesSchema } from '../policy/postmortem/releaseGates';
 import { buildTimeline, type Timeline } from '../policy/postmortem/timeline';
-import type { BriefingResult } from '../workflows/postmortemBriefing';
+import type { BriefingResult, postmortemBriefing } from '../workflows/postmortemBriefing';
 import { readIncidentLog } from './incidentLog';
 
 const required = (what: string) =>
@@ -56,7 +56,13 @@ export async function writePostmortem(
   client: Client,
   key: string,
   input: PostmortemOptions,
-  extra: { taskQueue?: string; escalations?: EscalationStore; writes?: FencedWriteAttempt[] } = {},
+  extra: {
+    taskQueue?: string;
+    /** The model worker's task queue, where the draft is made (lockctl: LOCKWARDEN_MODEL_TASK_QUEUE). */
+    modelTaskQueue?: string;
+    escalations?: EscalationStore;
+    writes?: FencedWriteAttempt[];
+  } = {},
 ): Promise<Postmortem> {
   const parsed = postmortemOptionsSchema.safeParse(input);
   if (!parsed.success) throw new InvalidLockRequestError('postmortem options', optionProblems(parsed.error));
@@ -80,16 +86,13 @@ export async function writePostmortem(
     evidence,
     gates,
   };
-  const result = await client.workflow.execute<(f: typeof facts) => Promise<BriefingResult>>(
-    'postmortemBriefing',
-    {
-      taskQueue: extra.taskQueue ?? DEFAULT_TASK_QUEUE,
-      workflowId: `postmortem/${key}/${Date.now()}`,
-      args: [facts],
-      workflowExecutionTimeout: '5 minutes',
-      staticSummary: `post-mortem briefing for ${key}`,
-    },
-  );
+  const result = await client.workflow.execute<typeof postmortemBriefing>('postmortemBriefing', {
+    taskQueue: extra.taskQueue ?? DEFAULT_TASK_QUEUE,
+    workflowId: `postmortem/${key}/${Date.now()}`,
+    args: [facts, extra.modelTaskQueue ? { modelTaskQueue: extra.modelTaskQueue } : {}],
+    workflowExecutionTimeout: '5 minutes',
+    staticSummary: `post-mortem briefing for ${key}`,
+  });
   const output = render(result.briefing, options.format, facts);
   if (options.out) await fs.writeFile(options.out, output);
   return { output, result, timeline, words: briefingWords(result.briefing) };

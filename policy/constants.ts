@@ -6,6 +6,15 @@ export const LOCKWARDEN_VERSION = '0.2.0';
 /** Task queue the worker polls when none is configured; clients start sessions on the same one. */
 export const DEFAULT_TASK_QUEUE = 'lockwarden';
 
+/** Task queue of the model worker (`lockwarden-model-worker`) when none is configured. */
+export const DEFAULT_MODEL_TASK_QUEUE = 'lockwarden-model';
+
+/**
+ * How long a session's decision waits on the model worker's queue for a worker to take it: with no
+ * model worker running, the session's own policy answers after this (cause `model-unavailable`).
+ */
+export const MODEL_QUEUE_WAIT_MS = 5_000;
+
 /** Namespace used when none is configured (the dev server's default). */
 export const DEFAULT_NAMESPACE = 'default';
 

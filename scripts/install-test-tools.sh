@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs (Debian packages) the tools the tests drive besides the servers: Chromium, for the
-# Temporal UI tests (through playwright-core, which never downloads a browser of its own), and
-# docker-compose, to validate docker-compose.yml without a Docker engine. Idempotent.
+# Temporal UI tests (through playwright-core, which never downloads a browser of its own);
+# docker-compose, to validate docker-compose.yml without a Docker engine; and ip and iptables, for
+# the model worker's network namespace (test/modelWorkerIsolation.test.ts). Idempotent.
 set -euo pipefail
 
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v docker-compose >/dev/null || missing+=(docker-compose)
+command -v ip >/dev/null || missing+=(iproute2)
+command -v iptables >/dev/null || missing+=(iptables)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 log="${XDG_STATE_HOME:-$HOME/.local/state}/lockwarden/apt-test-tools.log"

@@ -12,6 +12,10 @@ import { sessionFixture, silentLog, withWorker } from './support/temporalFixture
 import { startWorkerProcess, stopWorkerProcess } from './support/workerProcess';
 import { freshSqlitePath, unique } from '../devkit/tempFiles';
 import { waitFor } from './support/waitFor';
+import { FAKE_MODEL } from './support/runScenario';
+import { createAnthropicDrafter } from '../activities/anthropicDrafter';
+import { FakeMessagesApi } from '../devkit/fakeMessagesApi';
+import { createModelWorker } from '../worker/modelWorker';
 
 // The constructed incident of the boundary document: replica A holds the nightly export lock and is
 // paused past its lease (its worker process is stopped with SIGSTOP, as a long GC pause or a frozen
@@ -30,6 +34,18 @@ const EVIDENCE = `| P1 uncontended acquire + release, p50 | 50.7 ms | floor work
 | P3 hand-off p50 (service clock) | 10.0 ms | bare signal round trip 19.3 ms | 0.52× | ≤ 1.5× |
 275 passed, 0 failed
 `;
+
+// What the fake model drafts for the incident: every section, both threads, abort criteria with numbers.
+const INCIDENT_DRAFT = {
+  subject: '[billing nightly export] SEV-2 holder paused past its lease: patch ready for canary',
+  executive_context:
+    'Dana Lee, the nightly export ran on two replicas in one window; one invoice batch exists and the paused replica was turned away.',
+  concurrency_anomaly_analysis:
+    'Thread A took the lock and was paused past its lease. Thread B took the next number and wrote its batch, then let go. Thread A woke, lost its hold, and its write with the older number was refused.',
+  patch_validation_evidence: 'The incident is replayed by an integration test against the real lock service.',
+  deployment_checklist:
+    'Canary 5%, 25%, 50%, 100%, 30 minutes each.\nAbort if lost holds exceed 0.1% of acquisitions.\nAbort if the p99 acquisition wait exceeds 2000 ms.',
+};
 
 describe('the billing-export incident, replayed', () => {
   const fixture = sessionFixture();
@@ -154,6 +170,48 @@ describe('the billing-export incident, replayed', () => {
       expect(postmortem.output).toMatch(
         /^Subject: \[billing nightly export\] SEV-2 holder paused past its lease on /,
       );
+      // The model lane on the same incident: the draft is made on a model worker's queue, from facts
+      // the draft gate admits (a session that let go included), and the model's draft is used.
+      const model = await new FakeMessagesApi().start();
+      try {
+        model.answer({
+          kind: 'content',
+          content: [{ type: 'tool_use', id: 'toolu_1', name: 'submit_briefing', input: INCIDENT_DRAFT }],
+          stopReason: 'tool_use',
+        });
+        const modelTaskQueue = unique('model-worker');
+        const modelWorker = await createModelWorker({
+          connection: fixture.env.nativeConnection,
+          namespace: fixture.env.namespace ?? 'default',
+          taskQueue: modelTaskQueue,
+          decider: null,
+          drafter: createAnthropicDrafter({ ...FAKE_MODEL, baseURL: model.baseURL }),
+          log: silentLog,
+        });
+        const drafted = await modelWorker.runUntil(
+          withWorker(fixture.env, { locks, log: silentLog, modelTaskQueue }, (taskQueue) =>
+            writePostmortem(
+              fixture.env.client,
+              key,
+              {
+                firm: 'Northwind Advisory',
+                stakeholder: 'Dana Lee',
+                job: 'billing nightly export',
+                gates: gatesFile,
+              },
+              { taskQueue, modelTaskQueue, writes },
+            ),
+          ),
+        );
+        expect(drafted.result).toMatchObject({ lane: 'model', fallbackCause: null });
+        expect(drafted.result.briefing.subject).toBe(INCIDENT_DRAFT.subject);
+        const sent = JSON.stringify(model.requests[0]!.body.messages);
+        expect(sent).toContain('Thread B (replica-b) ends by letting go');
+        expect(sent).toContain('Thread A (replica-a) ends having lost its hold');
+      } finally {
+        await model.stop();
+      }
+
       // Kept for the README's sample and for a person to read.
       fs.mkdirSync(path.join(__dirname, '..', '.data'), { recursive: true });
       fs.writeFileSync(path.join(__dirname, '..', '.data', 'postmortem-sample.txt'), postmortem.output);

@@ -6,7 +6,9 @@ import { admitDraft, admitLeaseAction } from '../policy/denyGate';
 import { leaseVocabulary } from '../policy/leaseVocabulary';
 import { redact } from '../policy/redaction';
 import { buildRetryPrompt } from '../policy/retryPrompt';
+import { decisionMode } from '../worker/config';
 import { loadModelConfig } from '../worker/modelConfig';
+import { loadModelWorkerConfig, lockSettingsIn } from '../worker/modelWorkerConfig';
 import { baseInput } from '../devkit/decisionInputs';
 import { reachableImports, type ReadSource } from './support/importGraph';
 
@@ -25,6 +27,11 @@ const MODEL_PATH = [
   'activities/decisionActivities.ts',
   'policy/retryPrompt.ts',
   'worker/modelConfig.ts',
+  // The model worker, whole: its bin, its factory and its entry point.
+  'worker/modelMain.ts',
+  'worker/modelWorker.ts',
+  'worker/modelWorkerConfig.ts',
+  'entrypoints/modelWorker.ts',
 ].map((f) => at(f));
 /** The modules that call the lock service. */
 const LOCK_PATH = [
@@ -108,6 +115,43 @@ describe('the test plan of the fencing boundary', () => {
         ANTHROPIC_BASE_URL: 'http://proxy/?u=postgres://locks:s3cret@db.internal/locks',
       }),
     ).toThrow(/lock-service address or credential/);
+  });
+
+  it('5. the model worker refuses to start beside a lock or fencing setting, and the lock worker beside a model key', () => {
+    const modelEnv = {
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+      LOCKWARDEN_MODEL: 'claude-haiku-4-5',
+      LOCKWARDEN_MODEL_TASK_QUEUE: 'lockwarden-model',
+      TEMPORAL_ADDRESS: '10.0.0.1:7233',
+      PATH: '/usr/bin',
+    };
+    expect(lockSettingsIn(modelEnv)).toEqual([]);
+    expect(loadModelWorkerConfig(modelEnv)).toMatchObject({
+      taskQueue: 'lockwarden-model',
+      model: { model: 'claude-haiku-4-5' },
+    });
+    // Seed 003's `env | awk -F= '/LOCK|FENCING/'`, by name or by value, the worker's own names judged by value.
+    const planted = {
+      ...modelEnv,
+      LOCK_SERVICE_URL: 'redis://cache:6379',
+      BILLING_FENCING_SECRET: 'x',
+      CACHE_URL: 'etcd://LOCKS-A:2379',
+      LOCKWARDEN_MODEL: 'LOCK',
+    };
+    expect(lockSettingsIn(planted)).toEqual([
+      'BILLING_FENCING_SECRET',
+      'CACHE_URL',
+      'LOCKWARDEN_MODEL',
+      'LOCK_SERVICE_URL',
+    ]);
+    expect(() => loadModelWorkerConfig(planted)).toThrow(
+      /LOCK_SERVICE_URL: the model worker holds no lock-service or fencing setting/,
+    );
+    // The lock worker: no model key once decisions go to the model worker's queue.
+    expect(decisionMode({ modelTaskQueue: 'lockwarden-model' }, false)).toBe('model-worker');
+    expect(() => decisionMode({ modelTaskQueue: 'lockwarden-model' }, true)).toThrow(/holds no model key/);
+    expect(decisionMode({ modelTaskQueue: null }, true)).toBe('single-process');
+    expect(decisionMode({ modelTaskQueue: null }, false)).toBe('policy');
   });
 
   it('6. the model path cannot reach the lock API: no import path from it into locks/ or the lock activities', () => {

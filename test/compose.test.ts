@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
-import { loadWorkerConfig } from '../worker/config';
+import { decisionMode, loadWorkerConfig } from '../worker/config';
+import { loadModelWorkerConfig } from '../worker/modelWorkerConfig';
 
 // docker-compose.yml as `docker-compose config` resolves it (Debian's docker-compose; no engine is
 // needed to validate and resolve a file): what a user deploys to more than one machine.
@@ -16,7 +17,12 @@ interface Service {
   environment?: Record<string, string>;
   volumes?: string[];
   command?: string[] | string;
+  networks?: Record<string, unknown> | string[];
 }
+
+// The networks a resolved service is on (`docker-compose config` writes them as a map).
+const networksOf = (service: Service): string[] =>
+  (Array.isArray(service.networks) ? service.networks : Object.keys(service.networks ?? {})).sort();
 
 describe('the compose deployment', () => {
   let services: Record<string, Service>;
@@ -47,6 +53,24 @@ describe('the compose deployment', () => {
     expect(configs.map((c) => c.metrics?.host)).toEqual(['0.0.0.0', '0.0.0.0']);
     // Each replica keeps its own escalation store on the shared volume.
     expect(new Set(configs.map((c) => c.escalationsFile)).size).toBe(2);
+  });
+
+  it('runs the model worker apart: no lock setting, no network a lock service is on, the key only there', () => {
+    const model = services['model-worker']!;
+    const config = loadModelWorkerConfig(model.environment!);
+    const lockWorkers = workers().map(([, w]) => w);
+    // Sessions send their decisions to the model worker's queue, and hold no model key themselves.
+    for (const w of lockWorkers) {
+      expect(w.environment!.LOCKWARDEN_MODEL_TASK_QUEUE).toBe(config.taskQueue);
+      expect(decisionMode(loadWorkerConfig(w.environment!), !!w.environment!.ANTHROPIC_API_KEY)).toBe(
+        'model-worker',
+      );
+    }
+    expect(model.environment).toHaveProperty('ANTHROPIC_API_KEY');
+    const lockServices = ['etcd-1', 'etcd-2', 'etcd-3', 'lock-redis', 'lock-postgres'];
+    const lockNetworks = new Set(lockServices.flatMap((name) => networksOf(services[name]!)));
+    expect(networksOf(model).filter((n) => lockNetworks.has(n))).toEqual([]);
+    expect(networksOf(model)).toEqual(networksOf(services.temporal!));
   });
 
   it('has Prometheus scrape every worker replica on its metrics port', () => {

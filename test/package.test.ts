@@ -160,6 +160,18 @@ describe('lockwarden installed from its packed tarball into a project outside th
     expect(refused.status).toBe(1);
     expect(refused.stderr).toContain('LOCK_SERVICE_URL must be one of sqlite:<path>');
 
+    // The model worker's bin too, which refuses to start beside a lock-service setting.
+    const modelRefused = spawnSync('npx', ['--no-install', 'lockwarden-model-worker'], {
+      cwd: project,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, LOCK_SERVICE_URL: 'sqlite:locks.sqlite' },
+      timeout: 60_000,
+    });
+    expect(modelRefused.status).toBe(1);
+    expect(modelRefused.stderr).toContain(
+      'LOCK_SERVICE_URL: the model worker holds no lock-service or fencing setting',
+    );
+
     // Run it: the user's worker with the plugin, the user's client code, the user's workflow.
     const taskQueue = unique('user-project');
     const key = unique('user-key');

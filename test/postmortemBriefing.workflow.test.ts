@@ -2,7 +2,8 @@ import { createAnthropicDrafter } from '../activities/anthropicDrafter';
 import { type BriefingFacts, renderBriefing } from '../policy/postmortem/briefing';
 import { NO_EVIDENCE } from '../policy/postmortem/patchEvidence';
 import { buildTimeline } from '../policy/postmortem/timeline';
-import type { BriefingResult } from '../workflows/postmortemBriefing';
+import type { BriefingPlacement, BriefingResult, postmortemBriefing } from '../workflows/postmortemBriefing';
+import { createModelWorker } from '../worker/modelWorker';
 import { type FakeAnswer, FakeMessagesApi } from '../devkit/fakeMessagesApi';
 import { GATES, PAUSED_PAST_LEASE } from './support/incidents';
 import { FAKE_MODEL } from './support/runScenario';
@@ -79,6 +80,33 @@ describe('post-mortem briefing: the model lane', () => {
     const facts = sent.messages[0]!.content;
     expect(facts).toContain('Thread A (replica-a) tries to keep token [token]: refused');
     expect(facts).not.toMatch(/token [0-9]/);
+  });
+
+  it("drafts on the model worker's queue when told to; the template answers when no model worker takes it", async () => {
+    const brief = (placement: BriefingPlacement) =>
+      withWorker(fixture.env, { locks: fixture.locks, log: silentLog }, (taskQueue) =>
+        fixture.env.client.workflow.execute<typeof postmortemBriefing>('postmortemBriefing', {
+          taskQueue,
+          workflowId: unique('postmortem'),
+          args: [FACTS, placement],
+        }),
+      );
+    const unserved = await brief({ modelTaskQueue: unique('no-model-worker') });
+    expect(unserved).toMatchObject({ lane: 'template', fallbackCause: 'model-unavailable' });
+    expect(unserved.briefing).toEqual(renderBriefing(FACTS));
+
+    fake.answer(draft({}));
+    const modelTaskQueue = unique('model-worker');
+    const modelWorker = await createModelWorker({
+      connection: fixture.env.nativeConnection,
+      namespace: fixture.env.namespace ?? 'default',
+      taskQueue: modelTaskQueue,
+      decider: null,
+      drafter: createAnthropicDrafter({ ...FAKE_MODEL, baseURL: fake.baseURL }),
+      log: silentLog,
+    });
+    const served = await modelWorker.runUntil(brief({ modelTaskQueue }));
+    expect(served).toMatchObject({ lane: 'model', fallbackCause: null });
   });
 
   it.each([

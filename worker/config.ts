@@ -21,6 +21,7 @@ const workerConfigSchema = z.object({
     .default(DEFAULT_TEMPORAL_ADDRESS),
   TEMPORAL_NAMESPACE: z.string().min(1).default(DEFAULT_NAMESPACE),
   LOCKWARDEN_TASK_QUEUE: z.string().min(1).max(200).default(DEFAULT_TASK_QUEUE),
+  LOCKWARDEN_MODEL_TASK_QUEUE: z.string().min(1).max(200).optional(),
   LOCK_SERVICE_URL: z.string().min(1).default(DEFAULT_LOCK_SERVICE_URL),
   LOCK_MAX_TTL_MS: z.coerce
     .number()
@@ -70,6 +71,11 @@ export interface WorkerConfig {
   temporalAddress: string;
   namespace: string;
   taskQueue: string;
+  /**
+   * The model worker's task queue: sessions ask for decisions there, and this worker holds no model
+   * key. Null: decisions are made in this worker (single-process mode when a model key is set).
+   */
+  modelTaskQueue: string | null;
   lockServiceUrl: string;
   lockMaxTtlMs: number;
   logLevel: z.infer<typeof workerConfigSchema>['LOG_LEVEL'];
@@ -99,6 +105,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     temporalAddress: c.TEMPORAL_ADDRESS,
     namespace: c.TEMPORAL_NAMESPACE,
     taskQueue: c.LOCKWARDEN_TASK_QUEUE,
+    modelTaskQueue: c.LOCKWARDEN_MODEL_TASK_QUEUE ?? null,
     lockServiceUrl: c.LOCK_SERVICE_URL,
     lockMaxTtlMs: c.LOCK_MAX_TTL_MS,
     logLevel: c.LOG_LEVEL,
@@ -124,6 +131,24 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
         }
       : null,
   };
+}
+
+/**
+ * Where a lock worker's sessions get their decisions: from the model worker (`model-worker`, this
+ * process holds no model key: one set here is refused), from a model called in this process
+ * (`single-process`, the demo's mode), or from the policy alone (`policy`).
+ */
+export function decisionMode(
+  config: Pick<WorkerConfig, 'modelTaskQueue'>,
+  hasModelKey: boolean,
+): 'model-worker' | 'single-process' | 'policy' {
+  if (config.modelTaskQueue && hasModelKey)
+    throw new InvalidConfigurationError([
+      'ANTHROPIC_API_KEY: a lock worker that sends decisions to the model worker ' +
+        `(LOCKWARDEN_MODEL_TASK_QUEUE=${config.modelTaskQueue}) holds no model key; give it to lockwarden-model-worker`,
+    ]);
+  if (config.modelTaskQueue) return 'model-worker';
+  return hasModelKey ? 'single-process' : 'policy';
 }
 
 // An exported-but-empty variable means "unset" here, as it does for most CLIs.

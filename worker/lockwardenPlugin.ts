@@ -31,6 +31,11 @@ export interface LockwardenPluginOptions {
   decider?: Decider | null;
   /** Post-mortem drafting by a model (createAnthropicDrafter); absent, the template writes it. */
   drafter?: Drafter | null;
+  /**
+   * The model worker's task queue (`lockwarden-model-worker`, or createModelWorker): sessions ask for
+   * retry decisions there, and this worker needs no model key. Absent: decided in this worker.
+   */
+  modelTaskQueue?: string;
   oncall?: OnCallConfig;
   escalations?: EscalationStore;
   /** Where lockwarden's metrics go; serve `metrics.registry` on your /metrics. */
@@ -71,6 +76,7 @@ export class LockwardenPlugin extends SimplePlugin {
         waker,
         decider: options.decider ?? null,
         drafter: options.drafter ?? null,
+        modelTaskQueue: options.modelTaskQueue ?? null,
         oncall: options.oncall,
         escalations: options.escalations,
         metrics,

@@ -8,7 +8,7 @@ import { FileEscalationStore } from '../activities/escalationStore';
 import { createMetrics } from '../activities/metrics';
 import { createSessionWaker } from '../activities/sessionSignals';
 import { openLockService } from '../locks/openLockService';
-import { loadWorkerConfig } from './config';
+import { decisionMode, loadWorkerConfig } from './config';
 import { serveMetrics } from './metricsServer';
 import { loadModelConfig } from './modelConfig';
 import { createLockwardenWorker } from './createWorker';
@@ -18,6 +18,7 @@ import { missingSearchAttributes } from './searchAttributeCheck';
 async function main(): Promise<void> {
   const config = loadWorkerConfig();
   const modelConfig = loadModelConfig();
+  const mode = decisionMode(config, modelConfig !== null);
   // The API key travels in a request header only; redact it should an object carrying it ever be logged.
   const log = pino({
     level: config.logLevel,
@@ -69,13 +70,22 @@ async function main(): Promise<void> {
         escalations: new FileEscalationStore(config.escalationsFile),
         metrics,
         waker: createSessionWaker(client, log),
+        modelTaskQueue: config.modelTaskQueue,
       },
     });
+    if (mode === 'single-process')
+      log.warn(
+        { mode: 'single-process' },
+        'single-process mode: this process holds both the lock service and the model key; ' +
+          'run lockwarden-model-worker apart and set LOCKWARDEN_MODEL_TASK_QUEUE here (README, "Two worker roles")',
+      );
     log.info(
       {
         taskQueue: config.taskQueue,
         backend: locks.backend,
-        model: modelConfig?.model ?? 'none (deterministic policy)',
+        model: config.modelTaskQueue
+          ? `on the model worker's queue ${config.modelTaskQueue}`
+          : (modelConfig?.model ?? 'none (deterministic policy)'),
         deployment: config.deployment
           ? `${config.deployment.name}:${config.deployment.buildId}`
           : 'unversioned',

@@ -13,6 +13,9 @@ const modelEnvSchema = z.object({
   LOCKWARDEN_SENSITIVE_TENANTS: z.string().optional(),
 });
 
+/** The variables the model path reads. */
+export const MODEL_VARIABLES: readonly string[] = Object.keys(modelEnvSchema.shape);
+
 // A lock service's address or credential: the model path must never hold one.
 const LOCK_CREDENTIAL = /^(sqlite:|redis(s)?:\/\/|postgres(ql)?:\/\/|etcd:\/\/)|:\/\/[^/\s]*:[^/\s]*@/i;
 

@@ -20,8 +20,10 @@ export async function acquireLock(input: AcquireRequestInput): Promise<SessionOu
   const paths = sessionPaths();
   const slot = new SessionSlot();
   installSessionHandlers(slot);
-  const request = await checkedRequest(input, paths.requestCheckedInActivity);
-  const session = slot.open(new LockSession(request, paths));
+  // Where decisions are made is this worker's to say, not the request's: kept apart from it, so a
+  // continued run checks its request afresh.
+  const { modelTaskQueue, ...request } = await checkedRequest(input, paths.requestCheckedInActivity);
+  const session = slot.open(new LockSession(request, paths, modelTaskQueue ?? null));
   const resumed = session.resumedLease;
   const acquired: Acquisition = resumed ? { kind: 'held', lease: resumed } : await acquireOrLeave(session);
   if (!resumed && acquired.kind !== 'continued') {

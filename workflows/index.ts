@@ -1,5 +1,5 @@
 import type { BriefingFacts } from '../policy/postmortem/briefing';
-import type { BriefingResult } from './postmortemBriefing';
+import type { BriefingPlacement, BriefingResult } from './postmortemBriefing';
 
 // The workflow bundle's entry point: every workflow the worker registers.
 export { acquireLock } from './acquireLock';
@@ -12,8 +12,11 @@ export { holdLockFor } from './withLock';
  * zod schemas, is loaded when a briefing is drafted: this entry is evaluated for every workflow the
  * worker loads (bench/workflowLoadCost.ts), and sessions never need it.
  */
-export async function postmortemBriefing(facts: BriefingFacts): Promise<BriefingResult> {
+export async function postmortemBriefing(
+  facts: BriefingFacts,
+  placement?: BriefingPlacement,
+): Promise<BriefingResult> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const lane = require('./postmortemBriefing') as typeof import('./postmortemBriefing');
-  return lane.postmortemBriefing(facts);
+  return lane.postmortemBriefing(facts, placement);
 }

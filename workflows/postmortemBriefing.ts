@@ -1,12 +1,13 @@
 import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { MODEL_QUEUE_WAIT_MS } from '../policy/constants';
 import { type Briefing, type BriefingFacts, renderBriefing } from '../policy/postmortem/briefing';
 import { draftRequest, draftToBriefing } from '../policy/postmortem/modelDraft';
 import { validateBriefing } from '../policy/postmortem/validateBriefing';
 
 // The model's drafting is retried by Temporal like the retry decision: rate limits, overload and
 // server errors a bounded number of times; after that the template answers.
-const { draftBriefing } = proxyActivities<Activities>({
+const DRAFT_OPTIONS = {
   startToCloseTimeout: '2 minutes',
   retry: {
     initialInterval: '1 second',
@@ -14,7 +15,24 @@ const { draftBriefing } = proxyActivities<Activities>({
     maximumInterval: '10 seconds',
     maximumAttempts: 4,
   },
-});
+} as const;
+const { draftBriefing } = proxyActivities<Activities>(DRAFT_OPTIONS);
+
+/** Where the briefing is drafted: the model worker's task queue, or (absent) this worker. */
+export interface BriefingPlacement {
+  modelTaskQueue?: string;
+}
+
+// The drafting activity, on the model worker's queue when there is one: with no model worker taking
+// it within MODEL_QUEUE_WAIT_MS, the template answers.
+function drafting(placement: BriefingPlacement | undefined) {
+  if (!placement?.modelTaskQueue) return draftBriefing;
+  return proxyActivities<Activities>({
+    ...DRAFT_OPTIONS,
+    taskQueue: placement.modelTaskQueue,
+    scheduleToStartTimeout: MODEL_QUEUE_WAIT_MS,
+  }).draftBriefing;
+}
 
 /** The briefing, which lane wrote it, and why the template answered when a model was asked. */
 export interface BriefingResult {
@@ -28,7 +46,10 @@ export interface BriefingResult {
  * Writes a post-mortem briefing from a key's timeline: a model's draft when one is configured and
  * its draft passes the validator, else the deterministic template (validated the same way).
  */
-export async function postmortemBriefing(facts: BriefingFacts): Promise<BriefingResult> {
+export async function postmortemBriefing(
+  facts: BriefingFacts,
+  placement?: BriefingPlacement,
+): Promise<BriefingResult> {
   const template = renderBriefing(facts);
   const fallback = (cause: string, detail: string): BriefingResult => ({
     briefing: template,
@@ -38,7 +59,9 @@ export async function postmortemBriefing(facts: BriefingFacts): Promise<Briefing
   });
   let answer;
   try {
-    answer = await draftBriefing.executeWithOptions({ summary: 'draft the briefing' }, [draftRequest(facts)]);
+    answer = await drafting(placement).executeWithOptions({ summary: 'draft the briefing' }, [
+      draftRequest(facts),
+    ]);
   } catch (error) {
     if (!(error instanceof ActivityFailure)) throw error;
     return fallback('model-unavailable', error.cause?.message ?? error.message);

@@ -19,6 +19,8 @@ export class FaultyLink {
     private readonly upstream: { host: string; port: number },
     /** The port to listen on (0: any free one; `port` says which once started). */
     private readonly listenPort: number,
+    /** The address to listen on: loopback, or the host's end of a test's network namespace. */
+    private readonly listenHost = '127.0.0.1',
   ) {
     this.server = net.createServer((client) => this.carry(client));
   }
@@ -30,13 +32,13 @@ export class FaultyLink {
 
   /** `host:port` clients connect to instead of the upstream. */
   get address(): string {
-    return `127.0.0.1:${this.port}`;
+    return `${this.listenHost}:${this.port}`;
   }
 
   async start(): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       this.server.once('error', reject);
-      this.server.listen(this.listenPort, '127.0.0.1', () => resolve());
+      this.server.listen(this.listenPort, this.listenHost, () => resolve());
     });
   }
 

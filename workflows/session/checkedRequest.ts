@@ -1,4 +1,5 @@
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import type { CheckedRequest } from '../../activities/requestActivities';
 import type { AcquireRequest } from '../../policy/acquireRequest';
 import { nonRetryableOnBadInput } from '../../temporal/failures';
 import { handoffCalls } from '../lockCalls';
@@ -9,7 +10,7 @@ import { handoffCalls } from '../lockCalls';
  * The check runs in a local activity, in the first workflow task (REQUEST_CHECKED_IN_ACTIVITY); runs
  * from before that (`inActivity` false) parse it here.
  */
-export async function checkedRequest(input: unknown, inActivity: boolean): Promise<AcquireRequest> {
+export async function checkedRequest(input: unknown, inActivity: boolean): Promise<CheckedRequest> {
   if (!inActivity) return nonRetryableOnBadInput(() => loadRequestParser()(input));
   try {
     return await handoffCalls.checkAcquireRequest.executeWithOptions({ summary: 'check the request' }, [

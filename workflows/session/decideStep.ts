@@ -5,6 +5,7 @@ import type { PolicyTuning } from '../../policy/decisionPolicy';
 import { NON_RETRYABLE_ERROR_TYPES } from '../../policy/errors';
 import { appliedAs, type GuardedStep, guardDecision, type RetryProgress } from '../../policy/guardrails';
 import type { Denial } from '../../policy/lockSchemas';
+import { MODEL_QUEUE_WAIT_MS } from '../../policy/constants';
 import { SESSION_QUEUE_TICKET_MS } from '../../policy/lockTerms';
 import { type DecisionRecord, type PolicyInput, policyRecord } from '../../policy/decisionPolicy';
 import { parkFor, parkUntilTold } from '../../policy/waiting';
@@ -14,7 +15,7 @@ import { sessionLog, sessionMetrics } from './metricsSink';
 
 // Rate limits and overload are backed off by Temporal, a bounded number of times; after that the
 // workflow's own deterministic policy answers.
-const { decideRetry } = proxyActivities<Activities>({
+const DECISION_OPTIONS = {
   startToCloseTimeout: '1 minute',
   retry: {
     initialInterval: '1 second',
@@ -23,7 +24,18 @@ const { decideRetry } = proxyActivities<Activities>({
     maximumAttempts: 4,
     nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
   },
-});
+} as const;
+const { decideRetry } = proxyActivities<Activities>(DECISION_OPTIONS);
+
+// The decision activity on the model worker's queue: when no model worker takes it within
+// MODEL_QUEUE_WAIT_MS (a timeout Temporal does not retry), the session's own policy answers.
+function decideRetryOn(taskQueue: string) {
+  return proxyActivities<Activities>({
+    ...DECISION_OPTIONS,
+    taskQueue,
+    scheduleToStartTimeout: MODEL_QUEUE_WAIT_MS,
+  }).decideRetry;
+}
 
 /** A decision and what the guardrails made of it. */
 export interface DecidedStep {
@@ -63,7 +75,7 @@ export async function decideAfterDenial(
   });
   // The workflow's seeded, replay-safe generator.
   const input = { context, tuning, jitterSample: Math.random() };
-  const record = await unlessWoken(session, () => decide(input));
+  const record = await unlessWoken(session, () => decide(input, session.modelTaskQueue));
   if (record === 'woken') return 'woken';
   // The model's delay is jittered with the sample drawn above: the policy, which had it, did not answer.
   const rules = session.paths.harnessRules
@@ -128,10 +140,11 @@ async function unlessWoken<T>(session: LockSession, work: () => Promise<T>): Pro
   }
 }
 
-// The decision activity, or the policy when the activity has failed for good.
-async function decide(input: PolicyInput): Promise<DecisionRecord> {
+// The decision activity (here, or on the model worker's queue), or the policy when it has failed for good.
+async function decide(input: PolicyInput, modelTaskQueue: string | null): Promise<DecisionRecord> {
   try {
-    return await decideRetry.executeWithOptions(
+    const activity = modelTaskQueue ? decideRetryOn(modelTaskQueue) : decideRetry;
+    return await activity.executeWithOptions(
       { summary: `retry decision, attempt ${input.context.attempt}` },
       [input],
     );

@@ -95,6 +95,8 @@ export class LockSession {
     readonly request: AcquireRequest,
     /** The patched paths this run takes, decided at its start (sessionPaths). */
     readonly paths: SessionPaths,
+    /** The model worker's task queue, where decisions are asked for; null: in this worker. */
+    readonly modelTaskQueue: string | null = null,
   ) {
     this.constraints = paths.harnessRules ? constraintRules(request.constraints) : NO_CONSTRAINTS;
     this.grantedBudget = tightenBudget(request.budget, this.constraints);

@@ -1,0 +1,44 @@
+#!/usr/bin/env node
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import pino from 'pino';
+import { createAnthropicDecider } from '../activities/anthropicDecider';
+import { createAnthropicDrafter } from '../activities/anthropicDrafter';
+import { loadModelWorkerConfig } from './modelWorkerConfig';
+import { createModelWorker } from './modelWorker';
+
+/**
+ * `lockwarden-model-worker`: the model role. It holds the model key and no lock-service setting (it
+ * refuses to start beside one), and serves the lock workers' retry decisions and briefing drafts.
+ */
+async function main(): Promise<void> {
+  const config = loadModelWorkerConfig();
+  const log = pino({
+    level: config.logLevel,
+    base: { service: 'lockwarden-model-worker' },
+    redact: ['apiKey', '*.apiKey'],
+  });
+  Runtime.install({ logger: new DefaultLogger(config.logLevel === 'silent' ? 'ERROR' : 'WARN') });
+  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  try {
+    const worker = await createModelWorker({
+      connection,
+      namespace: config.namespace,
+      taskQueue: config.taskQueue,
+      decider: config.model ? createAnthropicDecider(config.model) : null,
+      drafter: config.model ? createAnthropicDrafter(config.model) : null,
+      log,
+    });
+    log.info(
+      { taskQueue: config.taskQueue, model: config.model?.model ?? 'none (deterministic policy)' },
+      'model worker polling',
+    );
+    await worker.run();
+  } finally {
+    await connection.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

@@ -1,0 +1,35 @@
+import { NativeConnection, Worker } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { createBriefingActivities, type Drafter } from '../activities/briefingActivities';
+import { createDecisionActivities, type Decider } from '../activities/decisionActivities';
+import type { Metrics } from '../activities/metrics';
+
+/** What the model worker needs: its queue, and the model lanes (null: the policy and the template answer). */
+export interface ModelWorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  /** The model worker's own task queue: lock workers send decisions here (LOCKWARDEN_MODEL_TASK_QUEUE). */
+  taskQueue: string;
+  decider: Decider | null;
+  drafter: Drafter | null;
+  log: Logger;
+  metrics?: Metrics;
+}
+
+/**
+ * The model worker: the retry-decision and drafting activities, and nothing else, on their own task
+ * queue. It runs no workflow and opens no lock service; its module graph has no path to `locks/`
+ * (test/boundary.test.ts), and it is meant to run where the lock service cannot be reached at all
+ * (test/modelWorkerIsolation.test.ts).
+ */
+export function createModelWorker(options: ModelWorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    activities: {
+      ...createDecisionActivities({ decider: options.decider, log: options.log, metrics: options.metrics }),
+      ...createBriefingActivities({ drafter: options.drafter, log: options.log }),
+    },
+  });
+}

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import type { ModelConfig } from '../activities/anthropicCalls';
+import { DEFAULT_MODEL_TASK_QUEUE, DEFAULT_NAMESPACE, DEFAULT_TEMPORAL_ADDRESS } from '../policy/constants';
+import { describeIssues, InvalidConfigurationError } from '../policy/errors';
+import { loadModelConfig, MODEL_VARIABLES } from './modelConfig';
+
+const modelWorkerEnvSchema = z.object({
+  TEMPORAL_ADDRESS: z
+    .string()
+    .regex(/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/, 'must be host:port')
+    .default(DEFAULT_TEMPORAL_ADDRESS),
+  TEMPORAL_NAMESPACE: z.string().min(1).default(DEFAULT_NAMESPACE),
+  LOCKWARDEN_MODEL_TASK_QUEUE: z.string().min(1).max(200).default(DEFAULT_MODEL_TASK_QUEUE),
+  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'silent']).default('info'),
+});
+
+/** The variables the model worker reads: its own, and the model path's. */
+export const MODEL_WORKER_VARIABLES: readonly string[] = [
+  ...Object.keys(modelWorkerEnvSchema.shape),
+  ...MODEL_VARIABLES,
+];
+
+/** The model worker's configuration: where it polls, and the model it calls (null: the policy answers). */
+export interface ModelWorkerConfig {
+  temporalAddress: string;
+  namespace: string;
+  taskQueue: string;
+  logLevel: z.infer<typeof modelWorkerEnvSchema>['LOG_LEVEL'];
+  model: ModelConfig | null;
+}
+
+// Seed 003's check of the lab host, `env | awk -F= '/LOCK|FENCING/'`: a line of the environment
+// that names a lock or a fencing setting. Case as the seed writes it.
+const LOCK_SETTING = /LOCK|FENCING/;
+
+/**
+ * The variables of `env` that speak of a lock service or fencing (seed 003's check): every line
+ * `NAME=value` that matches, except the model worker's own variables (whose names say LOCKWARDEN),
+ * which are judged by their value alone.
+ */
+export function lockSettingsIn(env: NodeJS.ProcessEnv): string[] {
+  return Object.entries(env)
+    .filter(([name, value]) =>
+      MODEL_WORKER_VARIABLES.includes(name)
+        ? LOCK_SETTING.test(value ?? '')
+        : LOCK_SETTING.test(`${name}=${value ?? ''}`),
+    )
+    .map(([name]) => name)
+    .sort();
+}
+
+/**
+ * Reads the model worker's environment. Refuses to start, naming them, while any lock-service or
+ * fencing variable is present: the model worker runs where no lock credential is.
+ */
+export function loadModelWorkerConfig(env: NodeJS.ProcessEnv = process.env): ModelWorkerConfig {
+  const lockSettings = lockSettingsIn(env);
+  if (lockSettings.length)
+    throw new InvalidConfigurationError(
+      lockSettings.map(
+        (name) =>
+          `${name}: the model worker holds no lock-service or fencing setting; run it where none is set`,
+      ),
+    );
+  const present = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => !!e[1]));
+  const parsed = modelWorkerEnvSchema.safeParse(present);
+  if (!parsed.success) throw new InvalidConfigurationError(describeIssues(parsed.error));
+  return {
+    temporalAddress: parsed.data.TEMPORAL_ADDRESS,
+    namespace: parsed.data.TEMPORAL_NAMESPACE,
+    taskQueue: parsed.data.LOCKWARDEN_MODEL_TASK_QUEUE,
+    logLevel: parsed.data.LOG_LEVEL,
+    model: loadModelConfig(env),
+  };
+}

@@ -147,13 +147,21 @@ export function sessionEvents(history: HistoryEvent[]): IncidentEvent[] {
           add({
             at: lease.grantedAt,
             clock: 'service',
+            temporalAt: base.at,
             session,
             kind: 'granted',
             token: lease.token,
             leaseUntil: lease.leaseUntil,
           });
         } else if (denial)
-          add({ at: denial.serviceTime, clock: 'service', session, kind: 'denied', holder: denial.holder });
+          add({
+            at: denial.serviceTime,
+            clock: 'service',
+            temporalAt: base.at,
+            session,
+            kind: 'denied',
+            holder: denial.holder,
+          });
         return;
       }
       case 'renewLease': {
@@ -171,9 +179,18 @@ export function sessionEvents(history: HistoryEvent[]): IncidentEvent[] {
       case 'releaseLock': {
         const at = typeof r.serviceTime === 'number' ? r.serviceTime : base.at;
         const clock = typeof r.serviceTime === 'number' ? ('service' as const) : base.clock;
-        if (r.ok) add({ at, clock, session, kind: 'let-go', token: token ?? '?' });
+        const pair = clock === 'service' ? { temporalAt: base.at } : {};
+        if (r.ok) add({ at, clock, ...pair, session, kind: 'let-go', token: token ?? '?' });
         else
-          add({ at, clock, session, kind: 'let-go-refused', token: token ?? '?', reason: String(r.reason) });
+          add({
+            at,
+            clock,
+            ...pair,
+            session,
+            kind: 'let-go-refused',
+            token: token ?? '?',
+            reason: String(r.reason),
+          });
         return;
       }
       case 'notifyOnCall': {

@@ -337,7 +337,16 @@ program
   .option('--firm <name>', 'advisory firm signing the briefing')
   .option('--stakeholder <name>', "client's engineering lead it is for")
   .option('--job <name>', 'impacted workflow or job (default: the key)')
-  .option('--evidence <file>', 'a jest JSON report or a bench output')
+  .option(
+    '--evidence <[label=]file>',
+    'a jest JSON report, or contention, scale or fault-campaign bench output; repeat it, labelled before=… and after=…, to compare',
+    (value: string, previous: string[] = []) => [...previous, value],
+  )
+  .option(
+    '--patch <range|file>',
+    'what the patch is: a commit range read with git (a1b2c3..d4e5f6), or a file',
+  )
+  .option('--owner <name>', 'who at the firm owns the follow-up')
   .option('--gates <file>', 'YAML or JSON: canaryPercent, soakMinutes, abort thresholds')
   .option('--escalations <file>', 'the escalation store (JSON lines) to add records from')
   .option(

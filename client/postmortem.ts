@@ -1,4 +1,6 @@
+import { execFile as execFileCallback } from 'node:child_process';
 import fs from 'node:fs/promises';
+import { promisify } from 'node:util';
 import type { Client } from '@temporalio/client';
 import YAML from 'yaml';
 import { z } from 'zod';
@@ -13,11 +15,14 @@ import {
   briefingText,
   briefingWords,
 } from '../policy/postmortem/briefing';
-import { NO_EVIDENCE, type PatchEvidence, summariseEvidence } from '../policy/postmortem/patchEvidence';
+import { combineEvidence, type PatchEvidence, readEvidence } from '../policy/postmortem/patchEvidence';
+import type { PatchDescription } from '../policy/postmortem/patchDescription';
 import { type ReleaseGates, releaseGatesSchema } from '../policy/postmortem/releaseGates';
 import { buildTimeline, type Timeline } from '../policy/postmortem/timeline';
 import type { BriefingResult, postmortemBriefing } from '../workflows/postmortemBriefing';
 import { readIncidentLog } from './incidentLog';
+
+const execFile = promisify(execFileCallback);
 
 const required = (what: string) =>
   z
@@ -32,7 +37,10 @@ export const postmortemOptionsSchema = z.strictObject({
   firm: required('the advisory firm signing the briefing'),
   stakeholder: required("the client's engineering lead"),
   job: z.string().trim().min(1).optional(),
-  evidence: z.string().min(1).optional(),
+  // One report or several, each `file` or `label=file` (before=…, after=…).
+  evidence: z.union([z.string().min(1), z.array(z.string().min(1))]).optional(),
+  patch: z.string().min(1).optional(),
+  owner: z.string().trim().min(1).optional(),
   gates: required('a YAML or JSON file of canary steps and abort thresholds'),
   format: z.enum(['text', 'md', 'eml']).default('text'),
   out: z.string().min(1).optional(),
@@ -68,7 +76,8 @@ export async function writePostmortem(
   if (!parsed.success) throw new InvalidLockRequestError('postmortem options', optionProblems(parsed.error));
   const options = parsed.data;
   const gates = await readGates(options.gates);
-  const evidence = options.evidence ? await readEvidence(options.evidence) : NO_EVIDENCE;
+  const evidence = await readEvidenceFiles([options.evidence ?? []].flat());
+  const patch = options.patch ? await readPatch(options.patch) : null;
   const events = await readIncidentLog({
     client,
     key,
@@ -85,6 +94,8 @@ export async function writePostmortem(
     timeline,
     evidence,
     gates,
+    patch,
+    ...(options.owner ? { owner: options.owner } : {}),
   };
   const result = await client.workflow.execute<typeof postmortemBriefing>('postmortemBriefing', {
     taskQueue: extra.taskQueue ?? DEFAULT_TASK_QUEUE,
@@ -124,13 +135,61 @@ async function readGates(file: string): Promise<ReleaseGates> {
   return gates.data;
 }
 
-async function readEvidence(file: string): Promise<PatchEvidence> {
-  const text = await readOption('evidence', file);
-  try {
-    return summariseEvidence(text);
-  } catch (error) {
-    throw new InvalidLockRequestError('--evidence', [`${file}: ${(error as Error).message}`]);
+async function readEvidenceFiles(specs: string[]): Promise<PatchEvidence> {
+  const sources = [];
+  for (const spec of specs) {
+    const labelled = /^([a-z][\w-]*)=(.+)$/i.exec(spec);
+    const [label, file] = labelled ? [labelled[1]!, labelled[2]!] : [null, spec];
+    const text = await readOption('evidence', file);
+    try {
+      sources.push(readEvidence(text, label));
+    } catch (error) {
+      throw new InvalidLockRequestError('--evidence', [`${file}: ${(error as Error).message}`]);
+    }
   }
+  return combineEvidence(sources);
+}
+
+/**
+ * What the patch is: a readable file (its first five non-empty lines), or else a commit range read
+ * with git in the current directory (its commits' subjects, oldest first, and the diff's size).
+ */
+async function readPatch(spec: string): Promise<PatchDescription> {
+  const file = await fs.readFile(spec, 'utf8').catch(() => null);
+  if (file !== null)
+    return {
+      ref: spec,
+      lines: file
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean)
+        .slice(0, 5),
+      stat: null,
+    };
+  if (!/^[\w./~^-]+\.\.[\w./~^-]+$/.test(spec))
+    throw new InvalidLockRequestError('--patch', [
+      `${spec} is neither a readable file nor a commit range (a1b2c3..d4e5f6)`,
+    ]);
+  const git = async (...args: string[]) => {
+    try {
+      return (await execFile('git', args, { encoding: 'utf8' })).stdout;
+    } catch (error) {
+      throw new InvalidLockRequestError('--patch', [
+        `git ${args.join(' ')} failed: ${String((error as { stderr?: string }).stderr ?? error).trim()}`,
+      ]);
+    }
+  };
+  const subjects = (await git('log', '--no-merges', '--reverse', '--format=%s', spec))
+    .split('\n')
+    .filter(Boolean);
+  if (!subjects.length) throw new InvalidLockRequestError('--patch', [`${spec} holds no commit`]);
+  const [from, to] = spec.split('..') as [string, string];
+  const short = async (ref: string) => (await git('rev-parse', '--short', ref)).trim();
+  return {
+    ref: `${await short(from)}..${await short(to)}`,
+    lines: subjects.slice(-5),
+    stat: (await git('diff', '--shortstat', spec)).trim() || null,
+  };
 }
 
 async function readOption(option: string, file: string): Promise<string> {

@@ -43,3 +43,22 @@ export function leaseVocabulary(text: string): { found: string; in: string } | n
   }
   return null;
 }
+
+/**
+ * Text from elsewhere (a bench row, a commit subject) in the words a briefing uses: taking, keeping
+ * and letting go. What still speaks of a lease action afterwards is for the caller to leave out.
+ */
+export function inAdmittedWords(text: string): string {
+  return text
+    .replace(/\bacquire \+ release\b/gi, 'take and let go')
+    .replace(/\brelease\(\) called/gi, 'let go')
+    .replace(/\breleas(e|es|ed)\b/gi, 'let go')
+    .replace(/\breleasing\b/gi, 'letting go')
+    .replace(/\brenewals?\b/gi, (w) =>
+      w.toLowerCase().endsWith('s') ? 'hold-keeping calls' : 'hold-keeping call',
+    )
+    .replace(/\brenews\b/gi, 'keeps its hold')
+    .replace(/\brenewed\b/gi, 'kept')
+    .replace(/\brenewing\b/gi, 'keeping')
+    .replace(/\brenew\b/gi, 'keep');
+}

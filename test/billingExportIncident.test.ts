@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -29,11 +30,31 @@ abort:
   staleWriteRefusalsPerHour: 0
   p99WaitMs: 2000
   errorBudgetBurn: 0.02
+windowMinutes: 10
+rollback:
+  deployment: lockwarden
+  previousBuildId: 0.1.0
 `;
-const EVIDENCE = `| P1 uncontended acquire + release, p50 | 50.7 ms | floor workflow 49.5 ms | 1.02× | ≤ 1.10× |
-| P3 hand-off p50 (service clock) | 10.0 ms | bare signal round trip 19.3 ms | 0.52× | ≤ 1.5× |
-275 passed, 0 failed
-`;
+// The evidence of a real patch: the keeper fix (895952a..b33ba17), with the PostgreSQL fault
+// campaign before it (3 writes after their deadline) and after it, the contention bench and the
+// clean-clone CI's count, all as the repository's bench/results/ holds them.
+const PATCH = '895952a..b33ba17';
+const RESULTS = path.join(__dirname, '..', 'bench', 'results');
+function realEvidence(): string[] {
+  const before = freshSqlitePath().replace(/\.sqlite$/, '-before.txt');
+  fs.writeFileSync(
+    before,
+    execFileSync('git', ['show', '154aeac:bench/results/campaign-postgres-seed2026.txt'], {
+      encoding: 'utf8',
+    }),
+  );
+  return [
+    `before=${before}`,
+    `after=${path.join(RESULTS, 'campaign-postgres-seed2026.txt')}`,
+    path.join(RESULTS, 'contention-sqlite.md'),
+    path.join(RESULTS, 'ci-summary.txt'),
+  ];
+}
 
 // What the fake model drafts for the incident: every section, both threads, abort criteria with numbers.
 const INCIDENT_DRAFT = {
@@ -52,7 +73,9 @@ describe('the billing-export incident, replayed', () => {
 
   it('refuses the paused replica: its renewal is denied, its stale write is refused, one invoice batch exists', async () => {
     const lockFile = freshSqlitePath();
-    const key = unique('billing/nightly-export');
+    // The key as the job names it: this run's sessions are told apart by their start (since).
+    const key = 'billing/nightly-export';
+    const since = new Date(Date.now() - 1_000);
     const locks = new SqliteLockService({ path: lockFile });
     const invoices = new Database(freshSqlitePath());
     invoices.exec('CREATE TABLE invoice_batches (batch TEXT NOT NULL, token TEXT NOT NULL)');
@@ -123,13 +146,11 @@ describe('the billing-export incident, replayed', () => {
       const tokenB = String(BigInt(tokenA) + 1n);
       const writes = await fenced.attempts('invoices');
       await waitFor('both sessions in visibility', async () => {
-        const events = await readIncidentLog({ client: fixture.env.client, key, writes });
+        const events = await readIncidentLog({ client: fixture.env.client, key, writes, since });
         return events.filter((e) => e.kind === 'ended').length === 2;
       });
       const gatesFile = freshSqlitePath().replace(/\.sqlite$/, '.yaml');
       fs.writeFileSync(gatesFile, GATES_YAML);
-      const evidenceFile = freshSqlitePath().replace(/\.sqlite$/, '.txt');
-      fs.writeFileSync(evidenceFile, EVIDENCE);
       const postmortem = await withWorker(fixture.env, { locks, log: silentLog }, (taskQueue) =>
         writePostmortem(
           fixture.env.client,
@@ -139,7 +160,10 @@ describe('the billing-export incident, replayed', () => {
             stakeholder: 'Dana Lee',
             job: 'billing nightly export',
             gates: gatesFile,
-            evidence: evidenceFile,
+            evidence: realEvidence(),
+            patch: PATCH,
+            owner: 'Sam Okafor',
+            since: since.toISOString(),
           },
           { taskQueue, writes },
         ),
@@ -168,7 +192,7 @@ describe('the billing-export incident, replayed', () => {
       expect(validateBriefing(result.briefing, timeline, { modelDrafted: false })).toEqual([]);
       expect(postmortem.words).toBeLessThanOrEqual(650);
       expect(postmortem.output).toMatch(
-        /^Subject: \[billing nightly export\] SEV-2 holder paused past its lease on /,
+        /^Subject: \[billing nightly export\] SEV-2 holder paused past its lease: patch ready for canary\n/,
       );
       // The model lane on the same incident: the draft is made on a model worker's queue, from facts
       // the draft gate admits (a session that let go included), and the model's draft is used.
@@ -198,6 +222,7 @@ describe('the billing-export incident, replayed', () => {
                 stakeholder: 'Dana Lee',
                 job: 'billing nightly export',
                 gates: gatesFile,
+                since: since.toISOString(),
               },
               { taskQueue, modelTaskQueue, writes },
             ),
@@ -215,6 +240,10 @@ describe('the billing-export incident, replayed', () => {
       // Kept for the README's sample and for a person to read.
       fs.mkdirSync(path.join(__dirname, '..', '.data'), { recursive: true });
       fs.writeFileSync(path.join(__dirname, '..', '.data', 'postmortem-sample.txt'), postmortem.output);
+      fs.writeFileSync(
+        path.join(__dirname, '..', '.data', 'postmortem-sample.json'),
+        JSON.stringify({ words: postmortem.words }),
+      );
     } finally {
       workerA.kill('SIGCONT');
       await stopWorkerProcess(workerA, 'SIGTERM');

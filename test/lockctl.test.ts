@@ -51,10 +51,12 @@ describe('lockctl at the boundary', () => {
     ],
   ];
   const badGates = path.join(os.tmpdir(), `lockctl-gates-${process.pid}.yaml`);
-  beforeAll(() =>
-    fs.writeFileSync(badGates, 'canaryPercent: [10, 50]\nsoakMinutes: 30\nabort: { p99WaitMs: 2000 }\n'),
-  );
-  afterAll(() => fs.rmSync(badGates, { force: true }));
+  const goodGates = path.join(os.tmpdir(), `lockctl-good-gates-${process.pid}.yaml`);
+  beforeAll(() => {
+    fs.writeFileSync(badGates, 'canaryPercent: [10, 50]\nsoakMinutes: 30\nabort: { p99WaitMs: 2000 }\n');
+    fs.writeFileSync(goodGates, 'canaryPercent: [10, 100]\nsoakMinutes: 30\nabort: { p99WaitMs: 2000 }\n');
+  });
+  afterAll(() => [badGates, goodGates].forEach((f) => fs.rmSync(f, { force: true })));
   const postmortem = ['postmortem', 'billing/nightly-export', '--firm', 'F', '--stakeholder', 'S'];
   cases.push(
     ['a post-mortem without gates', postmortem, '--gates: is required'],
@@ -67,6 +69,21 @@ describe('lockctl at the boundary', () => {
       'a post-mortem whose canary stops short of 100%',
       [...postmortem, '--gates', badGates],
       'canaryPercent: must end at 100',
+    ],
+    [
+      'a post-mortem whose patch is neither a file nor a commit range',
+      [...postmortem, '--gates', goodGates, '--patch', 'the-fix'],
+      '--patch: the-fix is neither a readable file nor a commit range',
+    ],
+    [
+      'a post-mortem whose patch range git does not know',
+      [...postmortem, '--gates', goodGates, '--patch', 'deadbee..cafef00'],
+      '--patch: git log --no-merges',
+    ],
+    [
+      'a post-mortem whose labelled evidence is missing',
+      [...postmortem, '--gates', goodGates, '--evidence', 'before=/nonexistent.md'],
+      '--evidence: cannot read /nonexistent.md',
     ],
     [
       'a post-mortem in an unknown format',

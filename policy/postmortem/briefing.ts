@@ -1,5 +1,6 @@
 import { describeCycle } from '../waitForGraph';
-import { abortCriteria, type ReleaseGates } from './releaseGates';
+import { abortCriteria, type ReleaseGates, rollbackCommand } from './releaseGates';
+import { type PatchDescription, patchSentence } from './patchDescription';
 import type { PatchEvidence } from './patchEvidence';
 import type { Mechanism, Timeline } from './timeline';
 
@@ -30,6 +31,10 @@ export interface BriefingFacts {
   timeline: Timeline;
   evidence: PatchEvidence;
   gates: ReleaseGates;
+  /** What the patch is (`--patch`); absent in briefings from before it. */
+  patch?: PatchDescription | null;
+  /** Who at the firm owns the follow-up (`--owner`). */
+  owner?: string;
 }
 
 /** Words in a text, as the limit counts them. */
@@ -60,7 +65,7 @@ export function patchReadiness(evidence: PatchEvidence): string {
 /** The subject line: system, severity, mechanism and patch readiness. */
 export function briefingSubject(facts: BriefingFacts): string {
   const what = MECHANISM_TITLE[facts.timeline.mechanism.kind];
-  return `[${facts.job}] ${SEVERITY[facts.timeline.mechanism.kind]} ${what} on ${facts.timeline.key}: ${patchReadiness(facts.evidence)}`;
+  return `[${facts.job}] ${SEVERITY[facts.timeline.mechanism.kind]} ${what}: ${patchReadiness(facts.evidence)}`;
 }
 
 const MECHANISM_TITLE: Record<Mechanism['kind'], string> = {
@@ -76,9 +81,9 @@ export function mechanismSentence(timeline: Timeline): string {
   switch (m.kind) {
     case 'paused-past-lease':
       return (
-        `${m.stale.label} held token ${m.staleToken} and went silent past its lease; the lock service let it ` +
-        `expire and ${m.next.label} took token ${m.nextToken}. When ${m.stale.label} woke, the token check turned its ` +
-        'stale token away: the race was contained, not lost.'
+        `${m.stale.label} held the lock with token ${m.staleToken} and was paused past its lease; the lock service let it ` +
+        `lapse and ${m.next.label} took token ${m.nextToken}. When ${m.stale.label} woke, the resource's token check turned its ` +
+        'late write away: the race was contained, not lost.'
       );
     case 'lock-inversion':
       return `The sessions waited on each other in a cycle (${describeCycle(m.cycle)}), so no wait could end on its own; the harness found the cycle and stopped them${m.escalator ? `, and ${m.escalator} escalated it to on-call` : ''}.`;
@@ -90,55 +95,151 @@ export function mechanismSentence(timeline: Timeline): string {
 }
 
 /**
- * The deterministic template: the default lane, and the fallback of the model lane. Trims the
- * middle of a long timeline (saying how much) to stay within the word limit.
+ * The deterministic template: the default lane, and the fallback of the model lane. A timeline too
+ * long for the word limit loses its routine steps first (requests, then ends and lettings go, then
+ * waits), never a grant, a write or a refusal, and says how many it left out.
  */
 export function renderBriefing(facts: BriefingFacts): Briefing {
-  let steps = facts.timeline.steps;
+  const all = facts.timeline.steps;
+  const droppable = all
+    .map((step, index) => ({ index, rank: STEP_RANK[step.kind] ?? 9 }))
+    .filter((s) => s.rank < 9)
+    .sort((a, b) => a.rank - b.rank || b.index - a.index);
+  const dropped = new Set<number>();
   for (;;) {
-    const briefing = compose(facts, steps, facts.timeline.steps.length - steps.length);
-    if (briefingWords(briefing) <= MAX_BRIEFING_WORDS || steps.length <= 4) return briefing;
-    const keep = steps.length - 1;
-    steps = [...steps.slice(0, Math.ceil(keep / 2)), ...steps.slice(steps.length - Math.floor(keep / 2))];
+    const briefing = compose(
+      facts,
+      all.filter((_, i) => !dropped.has(i)),
+      dropped.size,
+    );
+    const next = droppable[dropped.size];
+    if (briefingWords(briefing) <= MAX_BRIEFING_WORDS || !next) return briefing;
+    dropped.add(next.index);
+  }
+}
+
+// Which steps a long timeline gives up first (lowest first); those not named here are always kept.
+const STEP_RANK: Partial<Record<Timeline['steps'][number]['kind'], number>> = {
+  requested: 0,
+  ended: 1,
+  'let-go': 1,
+  'escalation-resolved': 2,
+  'kept-alive': 2,
+  denied: 3,
+  'operator-answered': 4,
+  escalated: 5,
+};
+
+const NUMBER_WORDS = ['no', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'];
+const inWords = (n: number) => NUMBER_WORDS[n] ?? String(n);
+const plural = (n: number, one: string, many = `${one}s`) => `${inWords(n)} ${n === 1 ? one : many}`;
+
+/** The business impact, verified from the fenced write log: what exists, what was refused, what was lost. */
+export function impactSentences(timeline: Timeline): string {
+  if (!timeline.writes.length)
+    return 'No fenced write log was given (--fenced), so the impact on the data is not verified.';
+  const label = (session: string) => timeline.threads.find((t) => t.session === session)?.label ?? session;
+  return timeline.writes
+    .map((w) => {
+      const writers = [...new Set(w.accepted.map((a) => label(a.session)))];
+      const exists = `On ${w.resource}, ${plural(w.accepted.length, 'write')} exist${w.accepted.length === 1 ? 's' : ''}${writers.length ? `, by ${writers.join(' and ')}` : ''}.`;
+      const refused = w.refused.length
+        ? ` Refused: ${w.refused.map((r) => `${label(r.session)}'s write with token ${r.token}, older than token ${r.newestToken}`).join('; ')}.`
+        : ' Nothing was refused.';
+      return `${exists}${refused} Lost: nothing; no accepted write was followed by one with an older token.`;
+    })
+    .join(' ');
+}
+
+/** The shared state and the step that was not atomic, as the mechanism shows them. */
+export function anatomySentence(timeline: Timeline): string {
+  const m = timeline.mechanism;
+  const resources = timeline.writes.map((w) => w.resource).join(' and ') || "the job's output";
+  switch (m.kind) {
+    case 'paused-past-lease':
+      return `Shared state: ${resources}, written by whichever replica believes it holds ${timeline.key}. Non-atomic step: "hold the lock, then write": ${m.stale.label} was paused between the two, past its lease, and wrote after ${m.next.label} had taken the key.`;
+    case 'lock-inversion':
+      return `Shared state: the keys ${[...new Set(m.cycle.map((e) => e.key))].join(' and ')}. Non-atomic step: taking them one at a time, in different orders, while holding the first.`;
+    case 'starvation':
+      return `Shared state: the waiting line of ${timeline.key}. Non-atomic step: each retry competes afresh instead of keeping a place.`;
+    case 'none':
+      return 'No unsynchronized shared state or non-atomic step shows in these events.';
+  }
+}
+
+/** Unit, integration and fuzz assertions that would catch this mechanism again. */
+export function regressionAssertions(timeline: Timeline): string[] {
+  const m = timeline.mechanism;
+  const resource = timeline.writes[0]?.resource ?? 'the fenced resource';
+  switch (m.kind) {
+    case 'paused-past-lease':
+      return [
+        `Unit: a write on ${resource} with token ${m.staleToken} after token ${m.nextToken} was accepted is refused, naming token ${m.nextToken}.`,
+        `Integration: pause ${m.stale.label}'s worker past its lease on the real lock service; it ends having lost its hold and ${resource} keeps ${m.next.label}'s write only (test/billingExportIncident.test.ts).`,
+        'Fuzz: random pauses, kills and partitions (bench/faultCampaign.ts, fixed seed): no write accepted with a token older than one already accepted.',
+      ];
+    case 'lock-inversion':
+      return [
+        `Unit: the wait-for graph of these owners finds the cycle ${describeCycle(m.cycle)}.`,
+        'Integration: two owners take the keys in opposite orders; one is told of the cycle and escalates, and neither waits forever (test/deadlockIdentity.workflow.test.ts).',
+        'Fuzz: random orders of owners over the keys: every cycle is found and no false one is reported.',
+      ];
+    case 'starvation':
+      return [
+        `Unit: with FIFO fairness no later arrival takes ${timeline.key} ahead of an earlier one.`,
+        'Integration: thirty-two waiters on one key each hold in turn, and none escalates twice (test/contention.workflow.test.ts).',
+        'Fuzz: random arrival orders and hold times: no waiter is overtaken.',
+      ];
+    case 'none':
+      return ['Unit, integration and fuzz: the existing suites of the lock path, unchanged.'];
   }
 }
 
 function compose(facts: BriefingFacts, steps: Timeline['steps'], omitted: number): Briefing {
   const { timeline, evidence, gates } = facts;
-  const c = timeline.counts;
   const started =
     timeline.startedAt === null ? 'an unknown time' : new Date(timeline.startedAt).toISOString();
   const threads = timeline.threads.map((t) => `${t.label} is ${t.session}`).join('; ');
   const exec = [
-    `${facts.stakeholder}, this briefing from ${facts.firm} covers the concurrency incident on ${facts.job} (lock key ${timeline.key}), starting ${started}.`,
-    `${c.sessions} session(s) took part; ${c.lostHolds} lost its hold, ${c.refusedWrites} stale write(s) were refused by the fenced resource, and ${c.escalations} escalation(s) reached on-call.`,
-    mechanismSentence(timeline),
-  ].join(' ');
+    `${facts.stakeholder},`,
+    '',
+    `On ${started} the ${facts.job} (lock key ${timeline.key}) ran into a concurrency incident. ${mechanismSentence(timeline)}`,
+    `Verified impact: ${impactSentences(timeline)}`,
+  ].join('\n');
 
-  const half = Math.ceil(steps.length / 2);
-  const lines = steps.map((s, i) => `${i + 1}. ${formatOffset(s.offsetMs)} (${s.clock} clock) ${s.text}`);
-  if (omitted > 0) lines.splice(half, 0, `   ... ${omitted} step(s) in between omitted for length ...`);
+  const clock = timeline.clock
+    ? `Times are on the lock service's clock from the first event; Temporal's were shifted by ${-timeline.clock.offsetMs} ms, measured on ${plural(timeline.clock.samples, 'answer')}.`
+    : "Times are on the lock service's clock from the first event.";
+  const lines = steps.map((s, i) => `${i + 1}. ${formatOffset(s.offsetMs)} ${s.text}`);
+  if (omitted > 0) lines.push(`(${plural(omitted, 'routine step')} left out for length.)`);
   const analysis = [
-    `${threads || 'No session took the lock'}. Times are from the first event; tokens are the lock service's.`,
+    `${threads || 'No session took the lock'}. ${clock}`,
     ...lines,
+    anatomySentence(timeline),
   ].join('\n');
 
   const t = evidence.tests;
   const evidenceText = [
+    patchSentence(facts.patch),
     t
-      ? `Tests: ${t.total} run, ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped (${evidence.source}).`
+      ? `Tests: ${t.passed} of ${t.total} passed, ${t.failed} failed, ${t.skipped} skipped.`
       : 'No test report was supplied: the patch is unverified until one is.',
     ...evidence.figures.map((f) => `- ${f}`),
-    'Regression guards: a unit test of the timeline for this mechanism, an integration test that replays it against the real lock service, and a fuzz test of malformed requests at every backend.',
+    'Regression assertions:',
+    ...regressionAssertions(timeline).map((a) => `- ${a}`),
   ].join('\n');
 
-  const criteria = abortCriteria(gates);
+  const rollback = rollbackCommand(gates);
   const checklist = [
-    `Canary: ${gates.canaryPercent.map((p) => `${p}%`).join(' -> ')} of workers, each step held ${gates.soakMinutes} minutes before the next.`,
-    ...criteria.map((c) => `- Abort the canary and roll back if ${c}.`),
-    '- Rollback: return the canary workers to the previous build; sessions in flight continue on their own histories.',
-    '- Telemetry: alert on the same thresholds from the worker metrics and the escalation store.',
-    "The patch keeps per-key leases, the lock service's tokens and parked waiters; it adds no blocking step and no lock wider than one key.",
+    `Canary: ${gates.canaryPercent.map((p) => `${p}%`).join(' -> ')} of workers, each step soaked ${gates.soakMinutes} minutes before the next.`,
+    ...abortCriteria(gates).map((c) => `- Abort and roll back if ${c}.`),
+    rollback
+      ? `- Automated rollback: the abort alert runs \`${rollback}\`; sessions already running finish on the version that started them.`
+      : '- Rollback: no target was given (--gates rollback); name the deployment and the previous build before the canary starts.',
+    'The patch keeps per-key locks and parked waiters; it adds no blocking step and no lock wider than one key.',
+    `Decision needed: approve the ${gates.canaryPercent[0]}% canary step, or reply with what must change first.`,
+    '',
+    `Regards,\n${facts.firm}${facts.owner ? ` (owner: ${facts.owner})` : ''}`,
   ].join('\n');
 
   return {

@@ -11,6 +11,11 @@ export interface EventBase {
   clock: EventClock;
   /** The requester (session) it concerns; for a fenced write, the holder its token was granted to. */
   session: string;
+  /**
+   * For an event on the service's clock read from a session's history: the time Temporal recorded
+   * the answer that carried it. The pairs measure how far Temporal's clock is from the service's.
+   */
+  temporalAt?: number;
 }
 
 /** One typed event of a key's incident log: read from sessions' histories, the escalation store and fenced writes. */

@@ -27,21 +27,65 @@ export const releaseGatesSchema = z.strictObject({
       errorBudgetBurn: z.number().positive().max(1).optional(),
     })
     .refine((abort) => Object.values(abort).some((v) => v !== undefined), 'must set at least one threshold'),
+  /** The window each rate and quantile is taken over (minutes); 10 when absent. */
+  windowMinutes: z
+    .number()
+    .int()
+    .positive()
+    .max(24 * 60)
+    .default(10),
+  /**
+   * Where the automated rollback returns new sessions: the Worker Deployment and the Build ID that
+   * ran before the patch (sessions already running stay pinned to the version that started them).
+   */
+  rollback: z
+    .strictObject({
+      deployment: z
+        .string()
+        .min(1)
+        .max(200)
+        .regex(/^[\w.\-]+$/, 'must be a deployment name'),
+      previousBuildId: z
+        .string()
+        .min(1)
+        .max(200)
+        .regex(/^[\w.\-+]+$/, 'must be a build id'),
+    })
+    .optional(),
 });
 export type ReleaseGates = z.infer<typeof releaseGatesSchema>;
 
-/** The abort criteria of `gates`, each one sentence with its number. */
+/**
+ * The abort criteria of `gates`, each one sentence with its number, its time window and the metric
+ * it is read from (lockwarden's own metrics; refused writes from the fenced resource's write log).
+ */
 export function abortCriteria(gates: ReleaseGates): string[] {
   const { abort } = gates;
+  const over = `over ${gates.windowMinutes} min`;
   const criteria: string[] = [];
   if (abort.leaseLostRate !== undefined)
-    criteria.push(`lost holds exceed ${(abort.leaseLostRate * 100).toFixed(2)}% of acquisitions`);
+    criteria.push(
+      `lost holds exceed ${(abort.leaseLostRate * 100).toFixed(2)}% of acquisitions ${over} ` +
+        '(lockwarden_leases_lost_total per lockwarden_acquisition_wait_seconds_count{outcome="acquired"})',
+    );
   if (abort.staleWriteRefusalsPerHour !== undefined)
     criteria.push(
-      `fenced resources refuse more than ${abort.staleWriteRefusalsPerHour} stale writes per hour`,
+      `fenced resources refuse more than ${abort.staleWriteRefusalsPerHour} stale writes over 60 min (the fenced write log)`,
     );
-  if (abort.p99WaitMs !== undefined) criteria.push(`the p99 acquisition wait exceeds ${abort.p99WaitMs} ms`);
+  if (abort.p99WaitMs !== undefined)
+    criteria.push(
+      `the p99 acquisition wait exceeds ${abort.p99WaitMs} ms ${over} (lockwarden_acquisition_wait_seconds)`,
+    );
   if (abort.errorBudgetBurn !== undefined)
-    criteria.push(`a step burns more than ${(abort.errorBudgetBurn * 100).toFixed(0)}% of the error budget`);
+    criteria.push(
+      `a step burns more than ${(abort.errorBudgetBurn * 100).toFixed(0)}% of the error budget over its ${gates.soakMinutes}-min soak ` +
+        '(lockwarden_acquisition_wait_seconds_count{outcome!="acquired"})',
+    );
   return criteria;
+}
+
+/** The command that rolls new sessions back to the build before the patch, or null when none is given. */
+export function rollbackCommand(gates: ReleaseGates): string | null {
+  if (!gates.rollback) return null;
+  return `temporal worker deployment set-current-version --deployment-name ${gates.rollback.deployment} --build-id ${gates.rollback.previousBuildId} --yes`;
 }

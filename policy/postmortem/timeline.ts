@@ -27,10 +27,26 @@ export interface TimelineStep {
   text: string;
 }
 
+/** What the fenced writes left on one resource: the writes accepted and those refused, by thread. */
+export interface ResourceWrites {
+  resource: string;
+  accepted: { session: string; token: string }[];
+  refused: { session: string; token: string; newestToken: string }[];
+}
+
 /** What happened on a key, as a deterministic Thread A / Thread B timeline. */
 export interface Timeline {
   key: string;
+  /** When the first event happened, on the lock service's clock. */
   startedAt: number | null;
+  /**
+   * Every time is on the lock service's clock: Temporal's were shifted by `offsetMs` (Temporal's
+   * clock minus the service's, the median of `samples` answers seen on both), or left as they were
+   * when no answer carried both (null).
+   */
+  clock: { offsetMs: number; samples: number } | null;
+  /** Per fenced resource: what exists and what was refused (the business impact, verified). */
+  writes: ResourceWrites[];
   threads: Thread[];
   steps: TimelineStep[];
   mechanism: Mechanism;
@@ -61,7 +77,11 @@ const KIND_ORDER: IncidentEventKind[] = [
  * give the same timeline. Finds the mechanism first, which decides who Thread A and Thread B are.
  */
 export function buildTimeline(key: string, events: readonly IncidentEvent[]): Timeline {
-  const ordered = [...events].sort(
+  const clock = clockOffset(events);
+  const onServiceClock = events.map((e) =>
+    e.clock === 'temporal' && clock ? { ...e, at: e.at - clock.offsetMs } : e,
+  );
+  const ordered = [...onServiceClock].sort(
     (a, b) => a.at - b.at || KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind),
   );
   const sessions = [...new Set(ordered.map((e) => e.session))];
@@ -77,6 +97,8 @@ export function buildTimeline(key: string, events: readonly IncidentEvent[]): Ti
   return {
     key,
     startedAt,
+    clock,
+    writes: writesOf(ordered),
     threads,
     steps,
     mechanism: withThreads(mechanism, threads),
@@ -255,4 +277,31 @@ const ENDINGS: Record<string, string> = {
 // of a lease action: the step's own words then say what happened.
 function because(reason: string, separator = ', '): string {
   return leaseVocabulary(reason) ? '' : `${separator}${reason}`;
+}
+
+/**
+ * How far Temporal's clock is from the lock service's, from the answers whose service time and
+ * Temporal's record of them are both known (the median, so one slow answer does not move it).
+ */
+export function clockOffset(events: readonly IncidentEvent[]): Timeline['clock'] {
+  const gaps = events
+    .flatMap((e) => (e.clock === 'service' && e.temporalAt !== undefined ? [e.temporalAt - e.at] : []))
+    .sort((a, b) => a - b);
+  if (!gaps.length) return null;
+  const mid = Math.floor(gaps.length / 2);
+  const median = gaps.length % 2 ? gaps[mid]! : (gaps[mid - 1]! + gaps[mid]!) / 2;
+  return { offsetMs: Math.round(median), samples: gaps.length };
+}
+
+// The fenced writes per resource, in order: what exists, and what the token check refused.
+function writesOf(events: IncidentEvent[]): ResourceWrites[] {
+  const byResource = new Map<string, ResourceWrites>();
+  for (const e of events) {
+    if (e.kind !== 'write-accepted' && e.kind !== 'write-refused') continue;
+    let entry = byResource.get(e.resource);
+    if (!entry) byResource.set(e.resource, (entry = { resource: e.resource, accepted: [], refused: [] }));
+    if (e.kind === 'write-accepted') entry.accepted.push({ session: e.session, token: e.token });
+    else entry.refused.push({ session: e.session, token: e.token, newestToken: e.newestToken });
+  }
+  return [...byResource.values()];
 }

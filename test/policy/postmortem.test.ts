@@ -1,6 +1,14 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { leaseVocabulary } from '../../policy/leaseVocabulary';
 import type { IncidentEvent } from '../../policy/postmortem/incidentEvents';
 import { type BriefingFacts, briefingWords, renderBriefing } from '../../policy/postmortem/briefing';
-import { NO_EVIDENCE, summariseEvidence } from '../../policy/postmortem/patchEvidence';
+import {
+  combineEvidence,
+  NO_EVIDENCE,
+  readEvidence,
+  summariseEvidence,
+} from '../../policy/postmortem/patchEvidence';
 import { releaseGatesSchema } from '../../policy/postmortem/releaseGates';
 import { buildTimeline } from '../../policy/postmortem/timeline';
 import { validateBriefing } from '../../policy/postmortem/validateBriefing';
@@ -190,14 +198,41 @@ describe('post-mortem inputs', () => {
       figures: [],
     });
     const bench =
-      '| figure | a |\n| --- | --- |\n| P1 uncontended | 50.7 ms | 1.02× |\n271 passed, 0 failed\n';
+      '| figure | lockwarden | baseline | ratio |\n| --- | --- | --- | --- |\n| P1 uncontended acquire + release, p50 | 50.7 ms | floor 49.5 ms | 1.02× |\n271 passed, 0 failed\n';
     expect(summariseEvidence(bench)).toEqual({
-      source: 'bench-output',
+      source: 'contention-bench',
       tests: { total: 271, passed: 271, failed: 0, skipped: 0 },
-      figures: ['P1 uncontended; 50.7 ms; 1.02×'],
+      figures: ['P1 uncontended take and let go, p50: 50.7 ms (floor 49.5 ms, 1.02×)'],
     });
     expect(() => summariseEvidence('{"hello": 1}')).toThrow('must be a jest report');
-    expect(() => summariseEvidence('nothing useful')).toThrow('neither a jest report');
+    expect(() => summariseEvidence('nothing useful')).toThrow('holds none of');
+  });
+
+  it("reads the benches' real outputs, and pairs a figure reported before and after", () => {
+    const results = path.join(__dirname, '..', '..', 'bench', 'results');
+    const read = (file: string) => fs.readFileSync(path.join(results, file), 'utf8');
+    const contention = read('contention-sqlite.md');
+    const p1 = /\| (P1 uncontended[^|]*) \| ([^|]+) \|/.exec(contention)!;
+    const campaign = read('campaign-sqlite-seed2026.txt');
+    const accepted = /writes: \d+ attempted, (\d+) accepted/.exec(campaign)![1];
+    const evidence = combineEvidence([
+      readEvidence(contention, 'before'),
+      readEvidence(contention, 'after'),
+      readEvidence(campaign),
+      readEvidence(read('scale-sqlite.md')),
+    ]);
+    expect(evidence.source).toBe(
+      'before: contention-bench, after: contention-bench, fault-campaign, scale-bench',
+    );
+    expect(evidence.figures).toContain(
+      `${p1[1]!.replace('acquire + release', 'take and let go')}: before ${p1[2]!.trim()} → after ${p1[2]!.trim()}${/ \([^)]*\)$/.exec(evidence.figures[0]!)![0]}`,
+    );
+    expect(evidence.figures.find((f) => f.startsWith('fault campaign on sqlite (seed 2026)'))).toContain(
+      `${accepted} of`,
+    );
+    expect(evidence.figures.some((f) => /^\d+ parked waiters on \d+ keys: worker CPU/.test(f))).toBe(true);
+    expect(evidence.figures.length).toBeLessThanOrEqual(8);
+    for (const line of evidence.figures) expect(leaseVocabulary(line)).toBeNull();
   });
 
   it('refuses gates without a number to abort on, or a canary that does not rise to 100', () => {

@@ -13,10 +13,8 @@ import { sessionFixture, silentLog, withWorker } from './support/temporalFixture
 import { startWorkerProcess, stopWorkerProcess } from './support/workerProcess';
 import { freshSqlitePath, unique } from '../devkit/tempFiles';
 import { waitFor } from './support/waitFor';
-import { FAKE_MODEL } from './support/runScenario';
-import { createAnthropicDrafter } from '../activities/anthropicDrafter';
+import { withDraftingModelWorker } from './support/modelWorker';
 import { FakeMessagesApi } from '../devkit/fakeMessagesApi';
-import { createModelWorker } from '../worker/modelWorker';
 
 // The constructed incident of the boundary document: replica A holds the nightly export lock and is
 // paused past its lease (its worker process is stopped with SIGSTOP, as a long GC pause or a frozen
@@ -203,16 +201,7 @@ describe('the billing-export incident, replayed', () => {
           content: [{ type: 'tool_use', id: 'toolu_1', name: 'submit_briefing', input: INCIDENT_DRAFT }],
           stopReason: 'tool_use',
         });
-        const modelTaskQueue = unique('model-worker');
-        const modelWorker = await createModelWorker({
-          connection: fixture.env.nativeConnection,
-          namespace: fixture.env.namespace ?? 'default',
-          taskQueue: modelTaskQueue,
-          decider: null,
-          drafter: createAnthropicDrafter({ ...FAKE_MODEL, baseURL: model.baseURL }),
-          log: silentLog,
-        });
-        const drafted = await modelWorker.runUntil(
+        const drafted = await withDraftingModelWorker(fixture.env, model, (modelTaskQueue) =>
           withWorker(fixture.env, { locks, log: silentLog, modelTaskQueue }, (taskQueue) =>
             writePostmortem(
               fixture.env.client,

@@ -3,7 +3,7 @@ import { type BriefingFacts, renderBriefing } from '../policy/postmortem/briefin
 import { NO_EVIDENCE } from '../policy/postmortem/patchEvidence';
 import { buildTimeline } from '../policy/postmortem/timeline';
 import type { BriefingPlacement, BriefingResult, postmortemBriefing } from '../workflows/postmortemBriefing';
-import { createModelWorker } from '../worker/modelWorker';
+import { withDraftingModelWorker } from './support/modelWorker';
 import { type FakeAnswer, FakeMessagesApi } from '../devkit/fakeMessagesApi';
 import { GATES, PAUSED_PAST_LEASE } from './support/incidents';
 import { FAKE_MODEL } from './support/runScenario';
@@ -96,16 +96,9 @@ describe('post-mortem briefing: the model lane', () => {
     expect(unserved.briefing).toEqual(renderBriefing(FACTS));
 
     fake.answer(draft({}));
-    const modelTaskQueue = unique('model-worker');
-    const modelWorker = await createModelWorker({
-      connection: fixture.env.nativeConnection,
-      namespace: fixture.env.namespace ?? 'default',
-      taskQueue: modelTaskQueue,
-      decider: null,
-      drafter: createAnthropicDrafter({ ...FAKE_MODEL, baseURL: fake.baseURL }),
-      log: silentLog,
-    });
-    const served = await modelWorker.runUntil(brief({ modelTaskQueue }));
+    const served = await withDraftingModelWorker(fixture.env, fake, (modelTaskQueue) =>
+      brief({ modelTaskQueue }),
+    );
     expect(served).toMatchObject({ lane: 'model', fallbackCause: null });
   });
 

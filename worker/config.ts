@@ -6,20 +6,15 @@ import {
   MAX_QUEUE_SWEEP_MS,
   DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS,
   DEFAULT_MAX_CACHED_WORKFLOWS,
-  DEFAULT_NAMESPACE,
   DEFAULT_TASK_QUEUE,
-  DEFAULT_TEMPORAL_ADDRESS,
   LOCKWARDEN_VERSION,
 } from '../policy/constants';
 import { buildIdSchema, deploymentNameSchema } from '../policy/deploymentVersion';
 import { describeIssues, InvalidConfigurationError } from '../policy/errors';
+import { temporalEnvShape } from './temporalEnv';
 
 const workerConfigSchema = z.object({
-  TEMPORAL_ADDRESS: z
-    .string()
-    .regex(/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/, 'must be host:port')
-    .default(DEFAULT_TEMPORAL_ADDRESS),
-  TEMPORAL_NAMESPACE: z.string().min(1).default(DEFAULT_NAMESPACE),
+  ...temporalEnvShape,
   LOCKWARDEN_TASK_QUEUE: z.string().min(1).max(200).default(DEFAULT_TASK_QUEUE),
   LOCKWARDEN_MODEL_TASK_QUEUE: z.string().min(1).max(200).optional(),
   LOCK_SERVICE_URL: z.string().min(1).default(DEFAULT_LOCK_SERVICE_URL),
@@ -28,7 +23,6 @@ const workerConfigSchema = z.object({
     .int()
     .positive()
     .default(10 * 60 * 1000),
-  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'silent']).default('info'),
   ONCALL_WEBHOOK_URL: z.url().optional(),
   LOCKWARDEN_ESCALATIONS_FILE: z.string().min(1).default('.data/escalations.jsonl'),
   LOCKWARDEN_REVIEW_WINDOW_MS: z.coerce.number().int().positive().default(DEFAULT_ONCALL.reviewWindowMs),

@@ -1,17 +1,13 @@
 import { z } from 'zod';
 import type { ModelConfig } from '../activities/anthropicCalls';
-import { DEFAULT_MODEL_TASK_QUEUE, DEFAULT_NAMESPACE, DEFAULT_TEMPORAL_ADDRESS } from '../policy/constants';
+import { DEFAULT_MODEL_TASK_QUEUE } from '../policy/constants';
 import { describeIssues, InvalidConfigurationError } from '../policy/errors';
 import { loadModelConfig, MODEL_VARIABLES } from './modelConfig';
+import { temporalEnvShape } from './temporalEnv';
 
 const modelWorkerEnvSchema = z.object({
-  TEMPORAL_ADDRESS: z
-    .string()
-    .regex(/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/, 'must be host:port')
-    .default(DEFAULT_TEMPORAL_ADDRESS),
-  TEMPORAL_NAMESPACE: z.string().min(1).default(DEFAULT_NAMESPACE),
+  ...temporalEnvShape,
   LOCKWARDEN_MODEL_TASK_QUEUE: z.string().min(1).max(200).default(DEFAULT_MODEL_TASK_QUEUE),
-  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'silent']).default('info'),
 });
 
 /** The variables the model worker reads: its own, and the model path's. */

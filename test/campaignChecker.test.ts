@@ -247,6 +247,39 @@ describe("the fault campaign's checker", () => {
     expect(violationsOf(inTime)).toEqual({});
   });
 
+  it('counts, and does not flag, a late-looking renewal a renewal with a lost answer may have made timely', () => {
+    const sent = (token: number, at: number, id: string) => ({
+      op: 'renew-sent' as const,
+      id,
+      key: 'k',
+      holder: `h${token}`,
+      token: String(token),
+      at,
+    });
+    // Token 2 runs until 4,000. A renewal sent at 3,500 lost its answer (a dropped connection); the
+    // retry at 4,700 is accepted: the lost one may have moved the deadline to as late as 7,000.
+    const lost = clean();
+    lost.journal.push(sent(2, 3_500, 'w-1'), sent(2, 4_690, 'w-2'), { ...renew(2, 4_700, 7_700), id: 'w-2' });
+    expect(violationsOf(lost)).toEqual({});
+    expect(checkCampaign(lost).leases.renewalsAfterUnanswered).toBe(1);
+    // Its answer journaled: nothing was lost, and the retry is late.
+    const answered = clean();
+    answered.journal.push(
+      sent(2, 3_500, 'w-1'),
+      { ...renew(2, 3_510, 4_010), id: 'w-1' },
+      renew(2, 4_700, 7_700),
+    );
+    expect(violationsOf(answered)).toEqual({ 'late-renewal-accepted': 1 });
+    // Sent after the deadline: it could not have kept the lease.
+    const tooLate = clean();
+    tooLate.journal.push(sent(2, 4_100, 'w-1'), renew(2, 4_700, 7_700));
+    expect(violationsOf(tooLate)).toEqual({ 'late-renewal-accepted': 1 });
+    // Beyond the reach of the lost one (deadline 4,000 + a 3,000 lease).
+    const beyond = clean();
+    beyond.journal.push(sent(2, 3_500, 'w-1'), renew(2, 7_100, 10_100));
+    expect(violationsOf(beyond)).toEqual({ 'late-renewal-accepted': 1 });
+  });
+
   it('finds a renewal accepted from a client that does not hold the lease', () => {
     const r = clean();
     r.journal.push(renew(2, 1_500, 4_500, 'intruder'));

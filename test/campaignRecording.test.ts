@@ -16,7 +16,7 @@ import { waitFor } from './support/waitFor';
 describe("the fault campaign's recordings", () => {
   const fixture = sessionFixture();
 
-  it("journals every grant, renewal and release the lock service answers, and nothing it refused, on the service's clock", async () => {
+  it("journals every grant, renewal and release the lock service answers, and nothing it refused, on the service's clock; and each renewal sent", async () => {
     const file = freshSqlitePath().replace(/\.sqlite$/, '.jsonl');
     const locks = journalingLocks(new SqliteLockService({ path: freshSqlitePath() }), file);
     try {
@@ -30,16 +30,30 @@ describe("the fault campaign's recordings", () => {
 
       const { entries, unreadable } = readJournals([file]);
       expect(unreadable).toEqual([]);
+      const sent = (holder: string, id: string) => ({
+        op: 'renew-sent',
+        id,
+        key: 'k',
+        holder,
+        token: a.lease.token,
+        at: expect.any(Number),
+      });
+      const [first, second] = [`${process.pid}-1`, `${process.pid}-2`];
       expect(entries).toEqual([
         { op: 'grant', ...a.lease },
+        sent('a', first),
         {
           op: 'renew',
+          id: first,
           key: 'k',
           holder: 'a',
           token: a.lease.token,
           leaseUntil: renewed.ok && renewed.leaseUntil,
           at: renewed.serviceTime,
         },
+        // The refused renewal was sent and answered: it changed nothing.
+        sent('b', second),
+        { op: 'renew-refused', id: second, at: refused.serviceTime },
         { op: 'release', key: 'k', holder: 'a', token: a.lease.token, at: released.serviceTime },
       ]);
     } finally {

@@ -4,6 +4,7 @@
 
 import type { LeaseKeyEvent } from '../../locks/etcdLeaseHistory';
 import type { FencedWriteAttempt } from '../../locks/fencedResource';
+import { LOCK_CALL_TIMEOUT_MS } from '../../policy/leaseKeeping';
 import type { JournalEntry } from './journal';
 import type { CampaignRecord } from './resources';
 
@@ -107,6 +108,8 @@ export interface CampaignReport {
     keys: number;
     grantsNotJournaled: number;
     restartsCrossed: number;
+    /** Renewals accepted after the journaled deadline, within reach of a renewal whose answer was lost. */
+    renewalsAfterUnanswered: number;
   };
   journal: { entries: number; unreadableLines: number };
   records: number;
@@ -127,6 +130,8 @@ interface Lease {
   /** The deadline of the grant itself, before any renewal. */
   grantedUntil: number;
   renewals: { at: number; leaseUntil: number }[];
+  /** When renewals were sent whose answer no journal holds: the service may have applied them. */
+  unanswered: number[];
   releasedAt: number | null;
 }
 
@@ -143,7 +148,7 @@ export function checkCampaign(r: CampaignRecordings): CampaignReport {
   const writes = checkWrites(r.writes, leases, flag);
   // etcd's deadlines are the worker's estimates, in whole seconds: its leases are judged by order.
   if (!r.serviceOrder) Object.assign(writes, checkDeadlines(r.writes, leases, r.faults, flag));
-  const restartsCrossed = checkLeases(leases, r, flag);
+  const { restartsCrossed, renewalsAfterUnanswered } = checkLeases(leases, r, flag);
   if (r.serviceOrder) checkServiceOrder(r.serviceOrder, leases, flag);
 
   const journaledTokens = new Set([...leases.values()].flat().map((l) => `${l.key}#${l.token}`));
@@ -184,6 +189,7 @@ export function checkCampaign(r: CampaignRecordings): CampaignReport {
       renewals: [...leases.values()].flat().reduce((n, l) => n + l.renewals.length, 0),
       grantsNotJournaled: notJournaled.length,
       restartsCrossed,
+      renewalsAfterUnanswered,
     },
     journal: { entries: r.journal.length, unreadableLines: r.unreadableJournalLines.length },
     records: Object.values(r.records).reduce((n, list) => n + list.length, 0),
@@ -202,7 +208,14 @@ function leasesOf(
   const byToken = new Map<string, Lease>();
   // Grants first: the workers' journals are read one file after another, so a release journaled by
   // one worker may come before the grant another journaled.
-  const ordered = [...journal.filter((e) => e.op === 'grant'), ...journal.filter((e) => e.op !== 'grant')];
+  const ordered = [
+    ...journal.filter((e) => e.op === 'grant'),
+    ...journal.filter((e) => e.op === 'renew' || e.op === 'release'),
+  ];
+  const answered = new Set(
+    journal.flatMap((e) => ((e.op === 'renew' || e.op === 'renew-refused') && e.id ? [e.id] : [])),
+  );
+  const unanswered = journal.flatMap((e) => (e.op === 'renew-sent' && !answered.has(e.id) ? [e] : []));
   for (const entry of ordered) {
     const id = `${entry.key}#${entry.token}`;
     const known = byToken.get(id);
@@ -229,6 +242,7 @@ function leasesOf(
           leaseUntil: entry.leaseUntil,
           grantedUntil: entry.leaseUntil,
           renewals: [],
+          unanswered: [],
           releasedAt: null,
         });
       else known.leaseUntil = Math.max(known.leaseUntil, entry.leaseUntil);
@@ -237,6 +251,7 @@ function leasesOf(
       known.leaseUntil = Math.max(known.leaseUntil, entry.leaseUntil);
     } else if (known && entry.op === 'release') known.releasedAt = entry.at;
   }
+  for (const sent of unanswered) byToken.get(`${sent.key}#${sent.token}`)?.unanswered.push(sent.at);
   const byKey = new Map<string, Lease[]>();
   for (const lease of byToken.values()) byKey.set(lease.key, [...(byKey.get(lease.key) ?? []), lease]);
   for (const list of byKey.values()) list.sort((a, b) => (a.token < b.token ? -1 : 1));
@@ -249,11 +264,12 @@ function checkLeases(
   byKey: Map<string, Lease[]>,
   r: CampaignRecordings,
   flag: (k: ViolationKind, e: string) => void,
-): number {
+): { restartsCrossed: number; renewalsAfterUnanswered: number } {
   let restartsCrossed = 0;
+  let renewalsAfterUnanswered = 0;
   const restarts = r.faults.filter((f) => f.kind === 'lock-server-restart').map((f) => f.at);
   for (const [key, leases] of byKey) {
-    if (!r.serviceOrder) checkLeaseTimes(key, leases, flag);
+    if (!r.serviceOrder) renewalsAfterUnanswered += checkLeaseTimes(key, leases, flag);
     for (const at of restarts) {
       const before = leases.filter((l) => l.grantedAt < at);
       const after = leases.filter((l) => l.grantedAt >= at);
@@ -268,21 +284,31 @@ function checkLeases(
         );
     }
   }
-  return restartsCrossed;
+  return { restartsCrossed, renewalsAfterUnanswered };
 }
 
 // One key's leases (in token order) on the service's clock: tokens rise with grant time, no renewal
 // is accepted after the deadline it would extend, and in the order the service granted them each
-// lease starts after the one before it ended.
-function checkLeaseTimes(key: string, leases: Lease[], flag: (k: ViolationKind, e: string) => void): void {
+// lease starts after the one before it ended. A renewal whose answer was lost may have been applied:
+// sent by the deadline, it may have landed as late as the deadline (or its call's bound) and moved
+// the deadline a lease's length on; a renewal accepted within that reach is counted, not flagged.
+function checkLeaseTimes(key: string, leases: Lease[], flag: (k: ViolationKind, e: string) => void): number {
+  let afterUnanswered = 0;
   for (const lease of leases) {
+    const ttl = lease.grantedUntil - lease.grantedAt;
     let deadline = lease.grantedUntil;
     for (const renewal of [...lease.renewals].sort((a, b) => a.at - b.at)) {
-      if (renewal.at > deadline)
-        flag(
-          'late-renewal-accepted',
-          `${key}: token ${lease.token} renewed at ${renewal.at}, ${renewal.at - deadline} ms after its deadline`,
-        );
+      if (renewal.at > deadline) {
+        const reach = lease.unanswered
+          .filter((sentAt) => sentAt <= deadline)
+          .map((sentAt) => Math.min(deadline, sentAt + LOCK_CALL_TIMEOUT_MS) + ttl);
+        if (reach.some((until) => renewal.at <= until)) afterUnanswered++;
+        else
+          flag(
+            'late-renewal-accepted',
+            `${key}: token ${lease.token} renewed at ${renewal.at}, ${renewal.at - deadline} ms after its deadline`,
+          );
+      }
       deadline = Math.max(deadline, renewal.leaseUntil);
     }
   }
@@ -301,6 +327,7 @@ function checkLeaseTimes(key: string, leases: Lease[], flag: (k: ViolationKind, 
         `${key}: token ${next.token} granted at ${next.grantedAt}, ${previousEnd - next.grantedAt} ms before token ${previous.token} ended`,
       );
   }
+  return afterUnanswered;
 }
 
 // The same claims judged exactly, by the service's own order of changes (etcd's revisions): per key a

@@ -2,10 +2,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { LockService } from '../../locks/lockService';
 
-/** One lease event the lock service answered, as a campaign worker journals it (service clock). */
+/**
+ * One lease event the lock service answered, as a campaign worker journals it (service clock), and
+ * each renewal as it is sent (the worker's clock, the same host's): a renewal whose answer is lost
+ * (a dropped connection, a call that outlived its bound) may still have been applied, and the
+ * checker must know it was in flight.
+ */
 export type JournalEntry =
   | { op: 'grant'; key: string; holder: string; token: string; grantedAt: number; leaseUntil: number }
-  | { op: 'renew'; key: string; holder: string; token: string; leaseUntil: number; at: number }
+  | { op: 'renew-sent'; id: string; key: string; holder: string; token: string; at: number }
+  | { op: 'renew'; id?: string; key: string; holder: string; token: string; leaseUntil: number; at: number }
+  | { op: 'renew-refused'; id: string; at: number }
   | { op: 'release'; key: string; holder: string; token: string; at: number };
 
 /**
@@ -17,22 +24,29 @@ export type JournalEntry =
 export function journalingLocks(locks: LockService, file: string): LockService {
   const append = (entry: JournalEntry) => fs.appendFileSync(file, JSON.stringify(entry) + '\n');
   const journaled = Object.create(locks) as LockService;
+  let sent = 0;
   journaled.tryAcquire = async (request) => {
     const attempt = await locks.tryAcquire(request);
     if (attempt.granted) append({ op: 'grant', ...attempt.lease });
     return attempt;
   };
   journaled.renew = async (target) => {
+    const id = `${process.pid}-${++sent}`;
+    const lease = { key: target.key, holder: target.holder, token: target.token };
+    append({ op: 'renew-sent', id, ...lease, at: Date.now() });
     const result = await locks.renew(target);
     if (result.ok && result.leaseUntil !== undefined)
       append({
         op: 'renew',
+        id,
         key: target.key,
         holder: target.holder,
         token: target.token,
         leaseUntil: result.leaseUntil,
         at: result.serviceTime,
       });
+    // Refused: answered, and nothing changed at the service.
+    else append({ op: 'renew-refused', id, at: result.serviceTime });
     return result;
   };
   journaled.release = async (target) => {

@@ -233,7 +233,7 @@ async function main(): Promise<number> {
       `sessions: ${Object.entries(report.sessions)
         .map(([k, n]) => `${k} ${n}`)
         .join(', ')}`,
-      `leases: ${report.leases.granted} granted and ${report.leases.renewals} renewals on ${report.leases.keys} keys, ${report.leases.restartsCrossed} key(s) across lock-server restarts, ${report.leases.grantsNotJournaled} written but not journaled, ${report.leases.renewalsAfterUnanswered} renewal(s) after one whose answer was lost`,
+      `leases: ${report.leases.granted} granted and ${report.leases.renewals} renewals on ${report.leases.keys} keys, ${report.leases.restartsCrossed} key(s) across lock-server restarts, ${report.leases.grantsNotJournaled} written but not journaled, ${report.leases.renewalsAfterUnanswered} renewal(s) after one whose answer was lost, ${report.leases.grantsAfterUnansweredRelease} grant(s) after a release whose answer was lost`,
       `journal: ${report.journal.entries} entries, ${report.journal.unreadableLines} unreadable line(s)${journal.unreadable.length ? ` (${journal.unreadable.slice(0, 5).join(', ')})` : ''}; application records read back: ${report.records}`,
       `violations: ${VIOLATION_KINDS.map((k) => `${k} ${report.violations[k]}`).join(', ')}`,
     ];

@@ -113,6 +113,32 @@ describe("the fault campaign's checker", () => {
     const r = clean();
     r.journal = [grant(1, 0), grant(2, 2_000), release(2, 2_500)];
     expect(violationsOf(withWrites(r, {}))).toEqual({ 'overlapping-leases': 1 });
+
+    // Token 1's release was sent at 1,900 and its answer lost (its worker killed between the
+    // service's commit and the journal's append): the lease may have ended before 2,000. Counted.
+    const sentRelease = {
+      op: 'release-sent' as const,
+      id: 'w-9',
+      key: 'k',
+      holder: 'h1',
+      token: '1',
+      at: 1_900,
+    };
+    const lost = withWrites({ ...r, journal: [...r.journal, sentRelease] }, {});
+    expect(violationsOf(lost)).toEqual({});
+    expect(checkCampaign(lost).leases.grantsAfterUnansweredRelease).toBe(1);
+    // Sent after the next grant, it cannot explain it.
+    const late = withWrites({ ...r, journal: [...r.journal, { ...sentRelease, at: 2_100 }] }, {});
+    expect(violationsOf(late)).toEqual({ 'overlapping-leases': 1 });
+    // Answered as refused, it ended nothing.
+    const refused = withWrites(
+      {
+        ...r,
+        journal: [...r.journal, sentRelease, { op: 'release-refused' as const, id: 'w-9', at: 1_950 }],
+      },
+      {},
+    );
+    expect(violationsOf(refused)).toEqual({ 'overlapping-leases': 1 });
   });
 
   describe("judged by the service's own order (etcd's revisions)", () => {

@@ -110,6 +110,8 @@ export interface CampaignReport {
     restartsCrossed: number;
     /** Renewals accepted after the journaled deadline, within reach of a renewal whose answer was lost. */
     renewalsAfterUnanswered: number;
+    /** Grants made before the previous lease's journaled end, after a release whose answer was lost. */
+    grantsAfterUnansweredRelease: number;
   };
   journal: { entries: number; unreadableLines: number };
   records: number;
@@ -132,6 +134,8 @@ interface Lease {
   renewals: { at: number; leaseUntil: number }[];
   /** When renewals were sent whose answer no journal holds: the service may have applied them. */
   unanswered: number[];
+  /** When releases were sent whose answer no journal holds: the lease may have ended then or later. */
+  unansweredReleases: number[];
   releasedAt: number | null;
 }
 
@@ -148,7 +152,11 @@ export function checkCampaign(r: CampaignRecordings): CampaignReport {
   const writes = checkWrites(r.writes, leases, flag);
   // etcd's deadlines are the worker's estimates, in whole seconds: its leases are judged by order.
   if (!r.serviceOrder) Object.assign(writes, checkDeadlines(r.writes, leases, r.faults, flag));
-  const { restartsCrossed, renewalsAfterUnanswered } = checkLeases(leases, r, flag);
+  const { restartsCrossed, renewalsAfterUnanswered, grantsAfterUnansweredRelease } = checkLeases(
+    leases,
+    r,
+    flag,
+  );
   if (r.serviceOrder) checkServiceOrder(r.serviceOrder, leases, flag);
 
   const journaledTokens = new Set([...leases.values()].flat().map((l) => `${l.key}#${l.token}`));
@@ -190,6 +198,7 @@ export function checkCampaign(r: CampaignRecordings): CampaignReport {
       grantsNotJournaled: notJournaled.length,
       restartsCrossed,
       renewalsAfterUnanswered,
+      grantsAfterUnansweredRelease,
     },
     journal: { entries: r.journal.length, unreadableLines: r.unreadableJournalLines.length },
     records: Object.values(r.records).reduce((n, list) => n + list.length, 0),
@@ -213,9 +222,16 @@ function leasesOf(
     ...journal.filter((e) => e.op === 'renew' || e.op === 'release'),
   ];
   const answered = new Set(
-    journal.flatMap((e) => ((e.op === 'renew' || e.op === 'renew-refused') && e.id ? [e.id] : [])),
+    journal.flatMap((e) =>
+      (e.op === 'renew' || e.op === 'renew-refused' || e.op === 'release' || e.op === 'release-refused') &&
+      e.id
+        ? [e.id]
+        : [],
+    ),
   );
-  const unanswered = journal.flatMap((e) => (e.op === 'renew-sent' && !answered.has(e.id) ? [e] : []));
+  const unanswered = journal.flatMap((e) =>
+    (e.op === 'renew-sent' || e.op === 'release-sent') && !answered.has(e.id) ? [e] : [],
+  );
   for (const entry of ordered) {
     const id = `${entry.key}#${entry.token}`;
     const known = byToken.get(id);
@@ -243,6 +259,7 @@ function leasesOf(
           grantedUntil: entry.leaseUntil,
           renewals: [],
           unanswered: [],
+          unansweredReleases: [],
           releasedAt: null,
         });
       else known.leaseUntil = Math.max(known.leaseUntil, entry.leaseUntil);
@@ -251,7 +268,10 @@ function leasesOf(
       known.leaseUntil = Math.max(known.leaseUntil, entry.leaseUntil);
     } else if (known && entry.op === 'release') known.releasedAt = entry.at;
   }
-  for (const sent of unanswered) byToken.get(`${sent.key}#${sent.token}`)?.unanswered.push(sent.at);
+  for (const sent of unanswered) {
+    const lease = byToken.get(`${sent.key}#${sent.token}`);
+    (sent.op === 'renew-sent' ? lease?.unanswered : lease?.unansweredReleases)?.push(sent.at);
+  }
   const byKey = new Map<string, Lease[]>();
   for (const lease of byToken.values()) byKey.set(lease.key, [...(byKey.get(lease.key) ?? []), lease]);
   for (const list of byKey.values()) list.sort((a, b) => (a.token < b.token ? -1 : 1));
@@ -264,12 +284,16 @@ function checkLeases(
   byKey: Map<string, Lease[]>,
   r: CampaignRecordings,
   flag: (k: ViolationKind, e: string) => void,
-): { restartsCrossed: number; renewalsAfterUnanswered: number } {
+): { restartsCrossed: number } & LostAnswers {
   let restartsCrossed = 0;
-  let renewalsAfterUnanswered = 0;
+  const lost: LostAnswers = { renewalsAfterUnanswered: 0, grantsAfterUnansweredRelease: 0 };
   const restarts = r.faults.filter((f) => f.kind === 'lock-server-restart').map((f) => f.at);
   for (const [key, leases] of byKey) {
-    if (!r.serviceOrder) renewalsAfterUnanswered += checkLeaseTimes(key, leases, flag);
+    if (!r.serviceOrder) {
+      const excused = checkLeaseTimes(key, leases, flag);
+      lost.renewalsAfterUnanswered += excused.renewalsAfterUnanswered;
+      lost.grantsAfterUnansweredRelease += excused.grantsAfterUnansweredRelease;
+    }
     for (const at of restarts) {
       const before = leases.filter((l) => l.grantedAt < at);
       const after = leases.filter((l) => l.grantedAt >= at);
@@ -284,7 +308,7 @@ function checkLeases(
         );
     }
   }
-  return { restartsCrossed, renewalsAfterUnanswered };
+  return { restartsCrossed, ...lost };
 }
 
 // One key's leases (in token order) on the service's clock: tokens rise with grant time, no renewal
@@ -292,8 +316,12 @@ function checkLeases(
 // lease starts after the one before it ended. A renewal whose answer was lost may have been applied:
 // sent by the deadline, it may have landed as late as the deadline (or its call's bound) and moved
 // the deadline a lease's length on; a renewal accepted within that reach is counted, not flagged.
-function checkLeaseTimes(key: string, leases: Lease[], flag: (k: ViolationKind, e: string) => void): number {
-  let afterUnanswered = 0;
+function checkLeaseTimes(
+  key: string,
+  leases: Lease[],
+  flag: (k: ViolationKind, e: string) => void,
+): LostAnswers {
+  const lost: LostAnswers = { renewalsAfterUnanswered: 0, grantsAfterUnansweredRelease: 0 };
   for (const lease of leases) {
     const ttl = lease.grantedUntil - lease.grantedAt;
     let deadline = lease.grantedUntil;
@@ -302,7 +330,7 @@ function checkLeaseTimes(key: string, leases: Lease[], flag: (k: ViolationKind, 
         const reach = lease.unanswered
           .filter((sentAt) => sentAt <= deadline)
           .map((sentAt) => Math.min(deadline, sentAt + LOCK_CALL_TIMEOUT_MS) + ttl);
-        if (reach.some((until) => renewal.at <= until)) afterUnanswered++;
+        if (reach.some((until) => renewal.at <= until)) lost.renewalsAfterUnanswered++;
         else
           flag(
             'late-renewal-accepted',
@@ -321,13 +349,27 @@ function checkLeaseTimes(key: string, leases: Lease[], flag: (k: ViolationKind, 
   for (let i = 1; i < byTime.length; i++) {
     const [previous, next] = [byTime[i - 1]!, byTime[i]!];
     const previousEnd = Math.min(previous.releasedAt ?? Number.POSITIVE_INFINITY, previous.leaseUntil);
-    if (next.grantedAt < previousEnd)
+    // A release sent before the next grant, whose answer was lost, may have ended the lease in time.
+    if (
+      next.grantedAt < previousEnd &&
+      previous.unansweredReleases.some((sentAt) => sentAt <= next.grantedAt)
+    )
+      lost.grantsAfterUnansweredRelease++;
+    else if (next.grantedAt < previousEnd)
       flag(
         'overlapping-leases',
         `${key}: token ${next.token} granted at ${next.grantedAt}, ${previousEnd - next.grantedAt} ms before token ${previous.token} ended`,
       );
   }
-  return afterUnanswered;
+  return lost;
+}
+
+/** What the checker excused because an answer was lost: counted in the report, never flagged. */
+interface LostAnswers {
+  /** Renewals accepted after the journaled deadline, within reach of a renewal whose answer was lost. */
+  renewalsAfterUnanswered: number;
+  /** Grants made before the previous lease's journaled end, after a release whose answer was lost. */
+  grantsAfterUnansweredRelease: number;
 }
 
 // The same claims judged exactly, by the service's own order of changes (etcd's revisions): per key a

@@ -4,16 +4,19 @@ import type { LockService } from '../../locks/lockService';
 
 /**
  * One lease event the lock service answered, as a campaign worker journals it (service clock), and
- * each renewal as it is sent (the worker's clock, the same host's): a renewal whose answer is lost
- * (a dropped connection, a call that outlived its bound) may still have been applied, and the
- * checker must know it was in flight.
+ * each renewal and release as it is sent (the worker's clock, the same host's): a call whose answer
+ * is lost (a dropped connection, a call that outlived its bound, a worker killed between the
+ * service's commit and the journal's append) may still have been applied, and the checker must know
+ * it was in flight.
  */
 export type JournalEntry =
   | { op: 'grant'; key: string; holder: string; token: string; grantedAt: number; leaseUntil: number }
   | { op: 'renew-sent'; id: string; key: string; holder: string; token: string; at: number }
   | { op: 'renew'; id?: string; key: string; holder: string; token: string; leaseUntil: number; at: number }
   | { op: 'renew-refused'; id: string; at: number }
-  | { op: 'release'; key: string; holder: string; token: string; at: number };
+  | { op: 'release-sent'; id: string; key: string; holder: string; token: string; at: number }
+  | { op: 'release'; id?: string; key: string; holder: string; token: string; at: number }
+  | { op: 'release-refused'; id: string; at: number };
 
 /**
  * A lock service that journals every grant, renewal and release it answers, one JSON line each,
@@ -50,15 +53,26 @@ export function journalingLocks(locks: LockService, file: string): LockService {
     return result;
   };
   journaled.release = async (target) => {
+    const id = `${process.pid}-${++sent}`;
+    append({
+      op: 'release-sent',
+      id,
+      key: target.key,
+      holder: target.holder,
+      token: target.token,
+      at: Date.now(),
+    });
     const result = await locks.release(target);
     if (result.ok)
       append({
         op: 'release',
+        id,
         key: target.key,
         holder: target.holder,
         token: target.token,
         at: result.serviceTime,
       });
+    else append({ op: 'release-refused', id, at: result.serviceTime });
     return result;
   };
   return journaled;

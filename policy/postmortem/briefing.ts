@@ -207,8 +207,9 @@ function compose(facts: BriefingFacts, steps: Timeline['steps'], omitted: number
     `Verified impact: ${impactSentences(timeline)}`,
   ].join('\n');
 
+  const gap = timeline.clock?.offsetMs ?? 0;
   const clock = timeline.clock
-    ? `Times are on the lock service's clock from the first event; Temporal's were shifted by ${-timeline.clock.offsetMs} ms, measured on ${plural(timeline.clock.samples, 'answer')}.`
+    ? `Times are on the lock service's clock from the first event; Temporal's are moved ${Math.abs(gap)} ms ${gap >= 0 ? 'earlier' : 'later'}, the median gap between the service's time of an answer and Temporal's record of it (${plural(timeline.clock.samples, 'answer')}).`
     : "Times are on the lock service's clock from the first event.";
   const lines = steps.map((s, i) => `${i + 1}. ${formatOffset(s.offsetMs)} ${s.text}`);
   if (omitted > 0) lines.push(`(${plural(omitted, 'routine step')} left out for length.)`);

@@ -327,7 +327,7 @@ describe('acquisition sessions on the dev server', () => {
         gates: GATES,
       };
       const briefing = renderBriefing(facts);
-      expect(briefing.subject).toMatch(/SEV-2 lock inversion on deadlock-/);
+      expect(briefing.subject).toMatch(/^\[reconciliation\] SEV-2 lock inversion: /);
       expect(validateBriefing(briefing, timeline, { modelDrafted: false })).toEqual([]);
     }
   });

@@ -136,10 +136,11 @@ const plural = (n: number, one: string, many = `${one}s`) => `${inWords(n)} ${n 
 
 /** The business impact, verified from the fenced write log: what exists, what was refused, what was lost. */
 export function impactSentences(timeline: Timeline): string {
-  if (!timeline.writes.length)
+  const writes = timeline.writes ?? [];
+  if (!writes.length)
     return 'No fenced write log was given (--fenced), so the impact on the data is not verified.';
   const label = (session: string) => timeline.threads.find((t) => t.session === session)?.label ?? session;
-  return timeline.writes
+  return writes
     .map((w) => {
       const writers = [...new Set(w.accepted.map((a) => label(a.session)))];
       const exists = `On ${w.resource}, ${plural(w.accepted.length, 'write')} exist${w.accepted.length === 1 ? 's' : ''}${writers.length ? `, by ${writers.join(' and ')}` : ''}.`;
@@ -154,7 +155,7 @@ export function impactSentences(timeline: Timeline): string {
 /** The shared state and the step that was not atomic, as the mechanism shows them. */
 export function anatomySentence(timeline: Timeline): string {
   const m = timeline.mechanism;
-  const resources = timeline.writes.map((w) => w.resource).join(' and ') || "the job's output";
+  const resources = (timeline.writes ?? []).map((w) => w.resource).join(' and ') || "the job's output";
   switch (m.kind) {
     case 'paused-past-lease':
       return `Shared state: ${resources}, written by whichever replica believes it holds ${timeline.key}. Non-atomic step: "hold the lock, then write": ${m.stale.label} was paused between the two, past its lease, and wrote after ${m.next.label} had taken the key.`;
@@ -170,7 +171,7 @@ export function anatomySentence(timeline: Timeline): string {
 /** Unit, integration and fuzz assertions that would catch this mechanism again. */
 export function regressionAssertions(timeline: Timeline): string[] {
   const m = timeline.mechanism;
-  const resource = timeline.writes[0]?.resource ?? 'the fenced resource';
+  const resource = timeline.writes?.[0]?.resource ?? 'the fenced resource';
   switch (m.kind) {
     case 'paused-past-lease':
       return [

@@ -1,5 +1,8 @@
 import { z } from 'zod';
 
+/** The window of an abort threshold when the gates do not say (minutes). */
+export const DEFAULT_WINDOW_MINUTES = 10;
+
 /**
  * The release gates a briefing sets for the patch's canary: the steps (percent of traffic, rising to
  * 100), how long each holds, and the abort thresholds, each a number. Read from `--gates` (YAML or JSON).
@@ -61,7 +64,8 @@ export type ReleaseGates = z.infer<typeof releaseGatesSchema>;
  */
 export function abortCriteria(gates: ReleaseGates): string[] {
   const { abort } = gates;
-  const over = `over ${gates.windowMinutes} min`;
+  // Gates written before windowMinutes (briefings a client started then) read as the default.
+  const over = `over ${gates.windowMinutes ?? DEFAULT_WINDOW_MINUTES} min`;
   const criteria: string[] = [];
   if (abort.leaseLostRate !== undefined)
     criteria.push(

@@ -44,9 +44,12 @@ export interface Timeline {
    * clock minus the service's, the median of `samples` answers seen on both), or left as they were
    * when no answer carried both (null).
    */
-  clock: { offsetMs: number; samples: number } | null;
-  /** Per fenced resource: what exists and what was refused (the business impact, verified). */
-  writes: ResourceWrites[];
+  clock?: { offsetMs: number; samples: number } | null;
+  /**
+   * Per fenced resource: what exists and what was refused (the business impact, verified). This and
+   * `clock` are absent from timelines built before them, which briefings recorded in histories hold.
+   */
+  writes?: ResourceWrites[];
   threads: Thread[];
   steps: TimelineStep[];
   mechanism: Mechanism;

@@ -166,7 +166,8 @@ async function readPatch(spec: string): Promise<PatchDescription> {
         .slice(0, 5),
       stat: null,
     };
-  if (!/^[\w./~^-]+\.\.[\w./~^-]+$/.test(spec))
+  // A range of refs, never an option: git reads what starts with "-" as one.
+  if (!/^[\w./~^][\w./~^-]*\.\.[\w./~^][\w./~^-]*$/.test(spec))
     throw new InvalidLockRequestError('--patch', [
       `${spec} is neither a readable file nor a commit range (a1b2c3..d4e5f6)`,
     ]);

@@ -149,20 +149,19 @@ describe('the billing-export incident, replayed', () => {
       });
       const gatesFile = freshSqlitePath().replace(/\.sqlite$/, '.yaml');
       fs.writeFileSync(gatesFile, GATES_YAML);
+      // What both lanes are given about the incident (the template's run adds patch and evidence).
+      const briefFor = {
+        firm: 'Northwind Advisory',
+        stakeholder: 'Dana Lee',
+        job: 'billing nightly export',
+        gates: gatesFile,
+        since: since.toISOString(),
+      };
       const postmortem = await withWorker(fixture.env, { locks, log: silentLog }, (taskQueue) =>
         writePostmortem(
           fixture.env.client,
           key,
-          {
-            firm: 'Northwind Advisory',
-            stakeholder: 'Dana Lee',
-            job: 'billing nightly export',
-            gates: gatesFile,
-            evidence: realEvidence(),
-            patch: PATCH,
-            owner: 'Sam Okafor',
-            since: since.toISOString(),
-          },
+          { ...briefFor, evidence: realEvidence(), patch: PATCH, owner: 'Sam Okafor' },
           { taskQueue, writes },
         ),
       );
@@ -203,18 +202,7 @@ describe('the billing-export incident, replayed', () => {
         });
         const drafted = await withDraftingModelWorker(fixture.env, model, (modelTaskQueue) =>
           withWorker(fixture.env, { locks, log: silentLog, modelTaskQueue }, (taskQueue) =>
-            writePostmortem(
-              fixture.env.client,
-              key,
-              {
-                firm: 'Northwind Advisory',
-                stakeholder: 'Dana Lee',
-                job: 'billing nightly export',
-                gates: gatesFile,
-                since: since.toISOString(),
-              },
-              { taskQueue, modelTaskQueue, writes },
-            ),
+            writePostmortem(fixture.env.client, key, briefFor, { taskQueue, modelTaskQueue, writes }),
           ),
         );
         expect(drafted.result).toMatchObject({ lane: 'model', fallbackCause: null });

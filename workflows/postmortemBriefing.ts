@@ -1,6 +1,6 @@
 import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { MODEL_QUEUE_WAIT_MS } from '../policy/constants';
+import { onModelWorker } from './modelWorkerCalls';
 import { type Briefing, type BriefingFacts, renderBriefing } from '../policy/postmortem/briefing';
 import { draftRequest, draftToBriefing } from '../policy/postmortem/modelDraft';
 import { validateBriefing } from '../policy/postmortem/validateBriefing';
@@ -21,17 +21,6 @@ const { draftBriefing } = proxyActivities<Activities>(DRAFT_OPTIONS);
 /** Where the briefing is drafted: the model worker's task queue, or (absent) this worker. */
 export interface BriefingPlacement {
   modelTaskQueue?: string;
-}
-
-// The drafting activity, on the model worker's queue when there is one: with no model worker taking
-// it within MODEL_QUEUE_WAIT_MS, the template answers.
-function drafting(placement: BriefingPlacement | undefined) {
-  if (!placement?.modelTaskQueue) return draftBriefing;
-  return proxyActivities<Activities>({
-    ...DRAFT_OPTIONS,
-    taskQueue: placement.modelTaskQueue,
-    scheduleToStartTimeout: MODEL_QUEUE_WAIT_MS,
-  }).draftBriefing;
 }
 
 /** The briefing, which lane wrote it, and why the template answered when a model was asked. */
@@ -59,9 +48,11 @@ export async function postmortemBriefing(
   });
   let answer;
   try {
-    answer = await drafting(placement).executeWithOptions({ summary: 'draft the briefing' }, [
-      draftRequest(facts),
-    ]);
+    // On the model worker's queue when there is one: with none taking it in time, the template answers.
+    const drafting = placement?.modelTaskQueue
+      ? onModelWorker(placement.modelTaskQueue, DRAFT_OPTIONS).draftBriefing
+      : draftBriefing;
+    answer = await drafting.executeWithOptions({ summary: 'draft the briefing' }, [draftRequest(facts)]);
   } catch (error) {
     if (!(error instanceof ActivityFailure)) throw error;
     return fallback('model-unavailable', error.cause?.message ?? error.message);

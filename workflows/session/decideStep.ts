@@ -5,12 +5,12 @@ import type { PolicyTuning } from '../../policy/decisionPolicy';
 import { NON_RETRYABLE_ERROR_TYPES } from '../../policy/errors';
 import { appliedAs, type GuardedStep, guardDecision, type RetryProgress } from '../../policy/guardrails';
 import type { Denial } from '../../policy/lockSchemas';
-import { MODEL_QUEUE_WAIT_MS } from '../../policy/constants';
 import { SESSION_QUEUE_TICKET_MS } from '../../policy/lockTerms';
 import { type DecisionRecord, type PolicyInput, policyRecord } from '../../policy/decisionPolicy';
 import { parkFor, parkUntilTold } from '../../policy/waiting';
 import type { WaitForEdge } from '../../policy/waitForGraph';
 import type { LockSession } from './lockSession';
+import { onModelWorker } from '../modelWorkerCalls';
 import { sessionLog, sessionMetrics } from './metricsSink';
 
 // Rate limits and overload are backed off by Temporal, a bounded number of times; after that the
@@ -26,16 +26,6 @@ const DECISION_OPTIONS = {
   },
 } as const;
 const { decideRetry } = proxyActivities<Activities>(DECISION_OPTIONS);
-
-// The decision activity on the model worker's queue: when no model worker takes it within
-// MODEL_QUEUE_WAIT_MS (a timeout Temporal does not retry), the session's own policy answers.
-function decideRetryOn(taskQueue: string) {
-  return proxyActivities<Activities>({
-    ...DECISION_OPTIONS,
-    taskQueue,
-    scheduleToStartTimeout: MODEL_QUEUE_WAIT_MS,
-  }).decideRetry;
-}
 
 /** A decision and what the guardrails made of it. */
 export interface DecidedStep {
@@ -143,7 +133,9 @@ async function unlessWoken<T>(session: LockSession, work: () => Promise<T>): Pro
 // The decision activity (here, or on the model worker's queue), or the policy when it has failed for good.
 async function decide(input: PolicyInput, modelTaskQueue: string | null): Promise<DecisionRecord> {
   try {
-    const activity = modelTaskQueue ? decideRetryOn(modelTaskQueue) : decideRetry;
+    const activity = modelTaskQueue
+      ? onModelWorker(modelTaskQueue, DECISION_OPTIONS).decideRetry
+      : decideRetry;
     return await activity.executeWithOptions(
       { summary: `retry decision, attempt ${input.context.attempt}` },
       [input],

@@ -5,7 +5,7 @@ import { type EscalationStore, FileEscalationStore } from './escalationStore';
 import { createLockActivities, type LockActivityDeps } from './lockActivities';
 import { createMetrics, type Metrics } from './metrics';
 import { createOnCallActivities, DEFAULT_ONCALL, type OnCallConfig } from './oncallActivities';
-import { createRequestActivities } from './requestActivities';
+import { createFirstAttemptActivity, createRequestActivities } from './requestActivities';
 
 /** Everything the activities depend on; the worker builds it once, tests build it with real servers. */
 export interface ActivityDeps extends LockActivityDeps {
@@ -27,9 +27,12 @@ export interface ActivityDeps extends LockActivityDeps {
 /** Builds every activity the worker registers, from its dependencies (no globals). */
 export function createActivities(deps: ActivityDeps) {
   const metrics = deps.metrics ?? createMetrics();
+  const requests = createRequestActivities({ modelTaskQueue: deps.modelTaskQueue ?? null });
+  const locks = createLockActivities({ ...deps, metrics });
   return {
-    ...createRequestActivities({ modelTaskQueue: deps.modelTaskQueue ?? null }),
-    ...createLockActivities({ ...deps, metrics }),
+    ...requests,
+    ...locks,
+    ...createFirstAttemptActivity(requests.checkAcquireRequest, (request) => locks.tryAcquireLock(request)),
     ...createDecisionActivities({ decider: deps.decider ?? null, log: deps.log, metrics }),
     ...createBriefingActivities({ drafter: deps.drafter ?? null, log: deps.log }),
     ...createOnCallActivities({

@@ -139,6 +139,11 @@ export function sessionEvents(history: HistoryEvent[]): IncidentEvent[] {
     const r = result as Record<string, unknown> | undefined;
     if (!r) return;
     switch (type) {
+      case 'checkRequestAndTryAcquire': {
+        // A fresh session's first attempt, made with its request's check (null: none was made).
+        if (r.attempt) activityEvent('tryAcquireLock', input, r.attempt, base);
+        return;
+      }
       case 'tryAcquireLock': {
         const lease = r.lease as { token: string; grantedAt: number; leaseUntil: number } | undefined;
         const denial = r.denial as { holder: string | null; serviceTime: number } | undefined;

@@ -23,6 +23,7 @@ import {
   LEASE_KEPT_BY_ACTIVITY,
   PARK_UNTIL_TOLD,
   REQUEST_CHECKED_IN_ACTIVITY,
+  LEAN_WORKFLOW_TASKS,
 } from '../workflows/patches';
 import { runScenario } from './support/runScenario';
 import {
@@ -112,6 +113,7 @@ describe('acquisition sessions on the dev server', () => {
       PARK_UNTIL_TOLD,
       LEASE_KEPT_BY_ACTIVITY,
       HARNESS_RULES_OF_000,
+      LEAN_WORKFLOW_TASKS,
     ]);
   });
 
@@ -191,8 +193,7 @@ describe('acquisition sessions on the dev server', () => {
       escalation: { resolution: 'acquired' },
     });
     expect(seen.activitySummaries).toEqual([
-      'check the request',
-      'fast path, attempt 1',
+      'check the request, fast path, attempt 1',
       'retry decision, attempt 1',
       'page on-call: budget spent (max-retries)',
       'escalated, tries on a release, attempt 2',
@@ -239,8 +240,7 @@ describe('acquisition sessions on the dev server', () => {
       'wait for operator, up to 1000 ms',
     ]);
     expect(seen.activitySummaries).toEqual([
-      'check the request',
-      'fast path, attempt 1',
+      'check the request, fast path, attempt 1',
       'retry decision, attempt 1',
       'fast path, attempt 2',
       'retry decision, attempt 2',

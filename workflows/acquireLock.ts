@@ -1,10 +1,11 @@
 import { CancellationScope, continueAsNew, isCancellation } from '@temporalio/workflow';
+import type { SessionAttempt } from '../activities/lockActivities';
 import type { AcquireRequestInput } from '../policy/acquireRequest';
 import type { SessionOutcome } from '../policy/session';
 import { acquireUntilHeld, type Acquisition } from './session/acquirePhase';
 import { checkedRequest } from './session/checkedRequest';
 import { sessionPaths } from './session/sessionPaths';
-import { leaveQueue } from './session/fastPath';
+import { leaveQueue, noteAttempt } from './session/fastPath';
 import { holdUntilReleased } from './session/holdPhase';
 import { LockSession, type PhaseEnd } from './session/lockSession';
 import { sessionLog, sessionMetrics } from './session/metricsSink';
@@ -20,12 +21,20 @@ export async function acquireLock(input: AcquireRequestInput): Promise<SessionOu
   const paths = sessionPaths();
   const slot = new SessionSlot();
   installSessionHandlers(slot);
+  const checked = await checkedRequest(input, paths);
   // Where decisions are made is this worker's to say, not the request's: kept apart from it, so a
   // continued run checks its request afresh.
-  const { modelTaskQueue, ...request } = await checkedRequest(input, paths.requestCheckedInActivity);
-  const session = slot.open(new LockSession(request, paths, modelTaskQueue ?? null));
+  const { modelTaskQueue, ...request } = checked.request;
+  const session = new LockSession(request, paths, modelTaskQueue ?? null);
+  // The first attempt is counted before the signals kept meanwhile reach the session: a release's
+  // wake-up that came while it ran then counts for the next try instead of being lost.
+  if (checked.firstAttempt) session.beginAttempt();
+  slot.open(session);
+  const first = checked.firstAttempt && noteAttempt(session, checked.firstAttempt);
   const resumed = session.resumedLease;
-  const acquired: Acquisition = resumed ? { kind: 'held', lease: resumed } : await acquireOrLeave(session);
+  const acquired: Acquisition = resumed
+    ? { kind: 'held', lease: resumed }
+    : await acquireOrLeave(session, first);
   if (!resumed && acquired.kind !== 'continued') {
     const outcome = acquired.kind === 'held' ? 'acquired' : acquired.outcome.status;
     sessionMetrics.acquisitionEnded(outcome, session.waitedMs());
@@ -51,9 +60,9 @@ export async function acquireLock(input: AcquireRequestInput): Promise<SessionOu
 
 // A session cancelled while it waits gives its place up on the way out: a ticket outlives a waiter
 // only when no code of it can run (terminated, timed out), and the hand-off skips those.
-async function acquireOrLeave(session: LockSession): Promise<Acquisition> {
+async function acquireOrLeave(session: LockSession, first: SessionAttempt | null): Promise<Acquisition> {
   try {
-    return await acquireUntilHeld(session);
+    return await acquireUntilHeld(session, first);
   } catch (error) {
     if (isCancellation(error)) await CancellationScope.nonCancellable(() => leaveQueue(session, 'cancelled'));
     throw error;

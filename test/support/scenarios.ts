@@ -267,6 +267,14 @@ export const parkedUntilTold = {
     handOffToParkedWaiter(ctx, 'session-parked-until-told-holder', 'session-parked-until-told-waiter'),
 } satisfies Scenario;
 
+/** The same hand-off since the first attempt is made with the request's check and the keeper's end is not awaited. */
+export const leanHandOff = {
+  name: 'session-lean-hand-off',
+  histories: ['session-lean-hand-off-holder', 'session-lean-hand-off-waiter'],
+  run: (ctx: ScenarioContext) =>
+    handOffToParkedWaiter(ctx, 'session-lean-hand-off-holder', 'session-lean-hand-off-waiter'),
+} satisfies Scenario;
+
 export const escalateOperatorRetry = {
   name: 'session-escalate-operator-retry',
   histories: ['session-escalate-operator-retry'],
@@ -735,6 +743,7 @@ export const SCENARIOS: Scenario[] = [
   retryThenAcquire,
   wakeOnRelease,
   parkedUntilTold,
+  leanHandOff,
   escalateOperatorRetry,
   escalateTimeoutAbandon,
   escalationResolvedByRelease,

@@ -1,5 +1,6 @@
 import { condition, workflowInfo } from '@temporalio/workflow';
 import { describeOvertaking } from '../../policy/fairness';
+import type { SessionAttempt } from '../../activities/lockActivities';
 import type { Denial, Lease } from '../../policy/lockSchemas';
 import type { SessionOutcome } from '../../policy/session';
 import { untrustedText } from '../../policy/untrustedText';
@@ -19,14 +20,21 @@ export type Acquisition = { kind: 'held'; lease: Lease } | PhaseEnd;
  * path; on each denial a deadlock check, then (when the situation changed) a retry decision bounded
  * by the guardrails. A waiter with a place in the queue parks on one timer until a release wakes it or
  * a safety deadline comes; one without backs off. Escalation when the guardrails or the decision say
- * so; an escalated waiter that kept its place still tries when a release wakes it.
+ * so; an escalated waiter that kept its place still tries when a release wakes it. `first` is the
+ * answer to the session's first attempt when it was made with the request's check.
  */
-export async function acquireUntilHeld(session: LockSession): Promise<Acquisition> {
+export async function acquireUntilHeld(
+  session: LockSession,
+  first: SessionAttempt | null = null,
+): Promise<Acquisition> {
   const { key, requester, request } = session;
   const owner = request.owner ? ` (owner ${request.owner})` : '';
   session.enter('acquiring', `acquiring ${key} for ${requester}${owner}`);
+  // Before the first attempt there is no denial to settle a notice against, as in a session that
+  // makes its first attempt here.
+  let made = first;
   for (;;) {
-    const notice = session.deadlockNotice;
+    const notice = made ? undefined : session.deadlockNotice;
     const lastDenial = session.lastDenial;
     if (notice && lastDenial) {
       const settled = await settleDeadlock(session, notice);
@@ -36,7 +44,7 @@ export async function acquireUntilHeld(session: LockSession): Promise<Acquisitio
       session.decideAfresh(); // an operator's grant: decide afresh
       continue;
     }
-    const overtaking = session.overtaking;
+    const overtaking = made ? undefined : session.overtaking;
     if (overtaking && lastDenial) {
       // A later arrival was put ahead of this waiter: a human looks; it keeps its place meanwhile.
       const cause = {
@@ -52,7 +60,8 @@ export async function acquireUntilHeld(session: LockSession): Promise<Acquisitio
       continue;
     }
 
-    const attempt = await tryFastPath(session, 'fast path');
+    const attempt = made ?? (await tryFastPath(session, 'fast path'));
+    made = null;
     const attempts = session.attempts;
     if (attempt.granted) return { kind: 'held', lease: attempt.lease };
     const denial = attempt.denial;

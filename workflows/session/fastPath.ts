@@ -1,5 +1,6 @@
 import { log } from '@temporalio/workflow';
 import type { SessionAttempt } from '../../activities/lockActivities';
+import { fastPathRequest } from '../../policy/firstAttempt';
 import { denial } from '../../policy/lockTerms';
 import { handoffCalls, lockCalls, lockServiceUnreachable } from '../lockCalls';
 import type { LockSession } from './lockSession';
@@ -13,9 +14,7 @@ import { sessionMetrics } from './metricsSink';
  * that follows a release's wake-up is a hand-off, measured on the lock service's clock.
  */
 export async function tryFastPath(session: LockSession, why: string): Promise<SessionAttempt> {
-  const { key, requester, request } = session;
   const attempts = session.beginAttempt();
-  const { ttlMs, fairness, priority, owner } = request;
   // The wait-for graph is read when the situation may have changed: at the first denial, or when the
   // key's holder is not the one last seen. A cycle forms only when someone starts waiting or a key
   // changes hands, and whoever closes it sees it then.
@@ -24,32 +23,26 @@ export async function tryFastPath(session: LockSession, why: string): Promise<Se
   try {
     attempt = await handoffCalls.tryAcquireLock.executeWithOptions(
       { summary: `${why}, attempt ${attempts}` },
-      [
-        {
-          key,
-          requester,
-          ttlMs,
-          fairness,
-          priority,
-          queueTicketMs: session.ticketSpanMs(),
-          ...(owner ? { owner } : {}),
-        },
-        seen,
-      ],
+      [fastPathRequest(session.request, session.ticketSpanMs()), seen],
     );
   } catch (error) {
     if (!lockServiceUnreachable(error)) throw error;
-    // The service is down: a denial like any other (no holder known, no place), so the session backs
-    // off under its budget and tries again, rather than failing while the service restarts.
-    const seen = {
-      holder: null,
-      holderLeaseUntil: null,
-      waiters: 0,
-      position: null,
-      serviceTime: Date.now(),
-    };
-    attempt = { granted: false, denial: denial('UNAVAILABLE', seen) };
+    attempt = unreachableDenial();
   }
+  return noteAttempt(session, attempt);
+}
+
+/**
+ * The service is down: a denial like any other (no holder known, no place), so the session backs off
+ * under its budget and tries again, rather than failing while the service restarts.
+ */
+export function unreachableDenial(): SessionAttempt {
+  const seen = { holder: null, holderLeaseUntil: null, waiters: 0, position: null, serviceTime: Date.now() };
+  return { granted: false, denial: denial('UNAVAILABLE', seen) };
+}
+
+/** Counts an attempt's answer in the session's state (a hand-off, when a release's wake-up led to it). */
+export function noteAttempt(session: LockSession, attempt: SessionAttempt): SessionAttempt {
   const handoffMs = session.noteAttempt(attempt);
   if (handoffMs !== undefined) sessionMetrics.handedOff(handoffMs);
   return attempt;

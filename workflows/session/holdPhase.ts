@@ -1,4 +1,5 @@
 import {
+  ActivityCancellationType,
   CancellationScope,
   condition,
   patched,
@@ -108,6 +109,11 @@ async function keptUntilReleased(
         startToCloseTimeout: '1 day',
         heartbeatTimeout: keeperHeartbeatTimeoutMs(session.request.ttlMs),
         summary: `keep token ${lease.token}: renew every ${plan.renewEveryMs} ms`,
+        // Nothing waits for the cancelled keeper: answered when it has stopped, its cancellation
+        // costs the release's workflow task no activation (LEAN_WORKFLOW_TASKS).
+        ...(session.paths.leanWorkflowTasks
+          ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED }
+          : {}),
       },
       [lease, plan],
     ),

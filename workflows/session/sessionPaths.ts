@@ -1,5 +1,6 @@
 import { patched } from '@temporalio/workflow';
 import {
+  LEAN_WORKFLOW_TASKS,
   HARNESS_RULES_OF_000,
   LEASE_KEPT_BY_ACTIVITY,
   PARK_UNTIL_TOLD,
@@ -12,6 +13,7 @@ export interface SessionPaths {
   parksUntilTold: boolean;
   leaseKeptByActivity: boolean;
   harnessRules: boolean;
+  leanWorkflowTasks: boolean;
 }
 
 /**
@@ -27,5 +29,6 @@ export function sessionPaths(): SessionPaths {
     parksUntilTold: patched(PARK_UNTIL_TOLD),
     leaseKeptByActivity: patched(LEASE_KEPT_BY_ACTIVITY),
     harnessRules: patched(HARNESS_RULES_OF_000),
+    leanWorkflowTasks: patched(LEAN_WORKFLOW_TASKS),
   };
 }

@@ -34,6 +34,16 @@ export function firstRenewalInMs(leaseUntil: number, renewEveryMs: number, now: 
 }
 
 /**
+ * How long a fresh hold goes without a keeper: half an interval. A lease is not due for renewal
+ * before one interval has passed, so a hold released sooner (most are) never starts a keeper, an
+ * activity task the server dispatches and cancels; a keeper started then still has half an interval to
+ * be dispatched before its first renewal is due (firstRenewalInMs), and the sweep covers one later.
+ */
+export function keeperStartInMs(renewEveryMs: number): number {
+  return Math.floor(renewEveryMs / 2);
+}
+
+/**
  * The queue sweep renews, for a session that still holds it, a lease with less than this fraction of
  * its TTL left. A keeper on schedule renews with 1 − RENEW_FRACTION (two thirds) left, so a lease
  * below 0.6 has missed its renewal by a tenth of its TTL: its keeper's worker died or stalled.

@@ -34,6 +34,8 @@ import {
   escalationResolvedByRelease,
   fastPathHoldRelease,
   heldByKeeper,
+  leanHandOff,
+  leanHeldByKeeper,
   leaseLost,
   modelClampedThenEscalate,
   modelOverruledByBudget,
@@ -117,6 +119,22 @@ describe('acquisition sessions on the dev server', () => {
     ]);
   });
 
+  it('a hold given back within half a renewal interval starts no keeper; a longer one starts it then, once', async () => {
+    const short = await run(leanHandOff);
+    expect(short.activitySummaries.filter((s) => s.startsWith('keep token'))).toEqual([]);
+    expect(short.timerSummaries).toContainEqual(
+      expect.stringMatching(/^hold token \d+: a keeper starts in 5000 ms unless released$/),
+    );
+    const kept = await run(leanHeldByKeeper);
+    expect(kept.outcome).toMatchObject({ status: 'released' });
+    // TTL 900 ms: renewals every 300 ms, the keeper from 150 ms on.
+    expect(kept.timerSummaries).toEqual([
+      expect.stringMatching(/^hold token \d+: a keeper starts in 150 ms unless released$/),
+    ]);
+    expect(kept.activitySummaries.filter((s) => s.startsWith('keep token'))).toHaveLength(1);
+    expect(kept.eventsAfterMoreRenewals).toBe(kept.eventsWhileHeld);
+  });
+
   it('a session that has ended answers awaitLeaseOf with its outcome and a release with not-holding', async () => {
     await withWorker(fixture.env, deps(), async (taskQueue) => {
       const { lease, session } = await acquire(fixture.env.client, { key, requester: 'done' }, { taskQueue });
@@ -198,7 +216,6 @@ describe('acquisition sessions on the dev server', () => {
       'page on-call: budget spent (max-retries)',
       'escalated, tries on a release, attempt 2',
       'tell on-call: resolved, the lock was acquired',
-      `keep token ${seen.holding.lease!.token}: renew every 10000 ms`,
       `release token ${seen.holding.lease!.token}`,
     ]);
     // Paged once; the resolution is recorded but not counted as another escalation.

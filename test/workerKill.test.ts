@@ -48,6 +48,15 @@ describe('a worker killed with SIGKILL mid-flight', () => {
         30_000,
       );
 
+      // The holder's keeper has started (half a renewal interval into the hold): the kill takes it.
+      await waitFor(
+        "the holder's keeper running",
+        async () => {
+          const described = await fixture.env.client.workflow.getHandle(holder.session.workflowId).describe();
+          return (described.raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'keepLease');
+        },
+        30_000,
+      );
       await stopWorkerProcess(worker, 'SIGKILL');
       const atKill = await locks.inspect(held);
       worker = startWorkerProcess(lockFile, taskQueue, { LOCKWARDEN_ESCALATIONS_FILE: escalations });

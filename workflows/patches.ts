@@ -22,13 +22,15 @@ export const RENEWAL_IN_WORKFLOW_TASK = 'renewal-in-workflow-task';
 export const REQUEST_CHECKED_IN_ACTIVITY = 'request-checked-in-activity';
 
 /**
- * Fewer activations on the acquire's and the release's path, each one a round trip between the
- * workflow and the worker's core of about 2 to 3 ms here: a fresh session makes its first fast-path
- * attempt in the local activity that checks its request (`checkRequestAndTryAcquire`), one local
- * activity in its first workflow task instead of two in a row; and the keeper's cancellation is
- * answered when the keeper has stopped (WAIT_CANCELLATION_COMPLETED), not at once, so the release's
- * task no longer runs an activation for it (nothing waits for it: the session ends after the release).
- * Runs that checked, then tried, and took the keeper's cancellation at once keep doing so on replay.
+ * Less work on the acquire's and the release's path. Each activation is a round trip between the
+ * workflow and the worker's core of about 2 to 3 ms here, and an activity task is dispatched through
+ * the server: a fresh session makes its first fast-path attempt in the local activity that checks its
+ * request (`checkRequestAndTryAcquire`), one local activity in its first workflow task instead of two
+ * in a row; a hold starts its keeper only half a renewal interval in (keeperStartInMs), so one given
+ * back sooner never starts or cancels one; and a keeper's cancellation is answered when the keeper
+ * has stopped (WAIT_CANCELLATION_COMPLETED), not at once, so the release's task runs no activation
+ * for it (nothing waits for it: the session ends after the release). Runs from before keep their
+ * path on replay.
  */
 export const LEAN_WORKFLOW_TASKS = 'lean-workflow-tasks';
 

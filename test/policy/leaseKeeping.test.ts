@@ -3,6 +3,7 @@ import { MAX_QUEUE_SWEEP_MS } from '../../policy/constants';
 import {
   firstRenewalInMs,
   keeperHeartbeatTimeoutMs,
+  keeperStartInMs,
   renewalIntervalMs,
   RENEW_FRACTION,
   SILENT_LEASE_FRACTION,
@@ -43,6 +44,22 @@ describe("the lease keeper's timing", () => {
       }),
     );
     expect(1 - RENEW_FRACTION).toBeGreaterThan(SILENT_LEASE_FRACTION);
+  });
+
+  it("starts a fresh hold's keeper with half an interval left before its first renewal is due", () => {
+    fc.assert(
+      fc.property(anyTtl, (ttlMs) => {
+        const every = renewalIntervalMs(ttlMs);
+        const startIn = keeperStartInMs(every);
+        expect(startIn).toBeGreaterThan(0);
+        expect(every - startIn).toBeGreaterThanOrEqual(every / 2);
+        // Started then (the lease granted at 0), it renews one interval after the grant, not one
+        // interval after its own start (a millisecond's rounding aside).
+        const wait = firstRenewalInMs(ttlMs, every, startIn);
+        expect(Math.abs(startIn + wait - every)).toBeLessThanOrEqual(2);
+      }),
+    );
+    expect(keeperStartInMs(renewalIntervalMs(30_000))).toBe(5_000);
   });
 
   it('gives a kept lease at the default TTL a long heartbeat timeout, and a short lease a short one', () => {

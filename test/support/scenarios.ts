@@ -151,37 +151,47 @@ export const fastPathHoldRelease = {
 
 /**
  * A hold that its lease keeper renews twice, and that is released: one keeper activity for the hold,
- * no renewal in the history, the keeper cancelled by the release.
+ * no renewal in the history, the keeper cancelled by the release. Recorded before and since a hold
+ * starts its keeper half a renewal interval in.
  */
+async function keptHold({ client, taskQueue, locks, tag }: ScenarioContext, historyName: string) {
+  const key = `kept-${tag}`;
+  const { lease, session } = await acquire(
+    client,
+    { key, requester: 'replica-a', ttlMs: 900 },
+    { taskQueue },
+  );
+  await renewedTwice(locks, lease);
+  const eventsWhileHeld = (await historyOf(client, session.workflowId)).events?.length ?? 0;
+  await renewedTwice(locks, { ...lease, leaseUntil: (await locks.inspect(key)).leaseUntil! });
+  const eventsAfterMoreRenewals = (await historyOf(client, session.workflowId)).events?.length ?? 0;
+  const released = await release(client, lease);
+  const outcome = await session.result();
+  const history = await historyOf(client, session.workflowId);
+  return {
+    histories: { [historyName]: session.workflowId },
+    released,
+    outcome,
+    eventsWhileHeld,
+    eventsAfterMoreRenewals,
+    activitySummaries: activitySummaries(history),
+    timerSummaries: timerSummaries(history),
+    keeperCancelRequested: (history.events ?? []).some((e) => e.activityTaskCancelRequestedEventAttributes),
+    patches: patchIds(history),
+    holderAfter: (await locks.inspect(key)).holder,
+  };
+}
+
 export const heldByKeeper = {
   name: 'session-held-by-keeper',
   histories: ['session-held-by-keeper'],
-  async run({ client, taskQueue, locks, tag }: ScenarioContext) {
-    const key = `kept-${tag}`;
-    const { lease, session } = await acquire(
-      client,
-      { key, requester: 'replica-a', ttlMs: 900 },
-      { taskQueue },
-    );
-    await renewedTwice(locks, lease);
-    const eventsWhileHeld = (await historyOf(client, session.workflowId)).events?.length ?? 0;
-    await renewedTwice(locks, { ...lease, leaseUntil: (await locks.inspect(key)).leaseUntil! });
-    const eventsAfterMoreRenewals = (await historyOf(client, session.workflowId)).events?.length ?? 0;
-    const released = await release(client, lease);
-    const outcome = await session.result();
-    const history = await historyOf(client, session.workflowId);
-    return {
-      histories: { 'session-held-by-keeper': session.workflowId },
-      released,
-      outcome,
-      eventsWhileHeld,
-      eventsAfterMoreRenewals,
-      activitySummaries: activitySummaries(history),
-      keeperCancelRequested: (history.events ?? []).some((e) => e.activityTaskCancelRequestedEventAttributes),
-      patches: patchIds(history),
-      holderAfter: (await locks.inspect(key)).holder,
-    };
-  },
+  run: (ctx: ScenarioContext) => keptHold(ctx, 'session-held-by-keeper'),
+} satisfies Scenario;
+
+export const leanHeldByKeeper = {
+  name: 'session-lean-held-by-keeper',
+  histories: ['session-lean-held-by-keeper'],
+  run: (ctx: ScenarioContext) => keptHold(ctx, 'session-lean-held-by-keeper'),
 } satisfies Scenario;
 
 export const retryThenAcquire = {
@@ -249,6 +259,7 @@ async function handOffToParkedWaiter(
     handoffMs,
     timerCanceled: (history.events ?? []).some((e) => e.timerCanceledEventAttributes),
     timerSummaries: timerSummaries(history),
+    activitySummaries: activitySummaries(history),
     patches: patchIds(history),
   };
 }
@@ -740,6 +751,7 @@ export const RETIRED_HISTORIES: Readonly<Record<string, string>> = {
 export const SCENARIOS: Scenario[] = [
   fastPathHoldRelease,
   heldByKeeper,
+  leanHeldByKeeper,
   retryThenAcquire,
   wakeOnRelease,
   parkedUntilTold,

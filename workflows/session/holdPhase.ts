@@ -11,7 +11,7 @@ import {
 import type { Activities } from '../../activities';
 import type { RenewalResult } from '../../activities/lockActivities';
 import { NON_RETRYABLE_ERROR_TYPES } from '../../policy/errors';
-import { keeperHeartbeatTimeoutMs, renewalIntervalMs } from '../../policy/leaseKeeping';
+import { keeperHeartbeatTimeoutMs, keeperStartInMs, renewalIntervalMs } from '../../policy/leaseKeeping';
 import type { FencedActionResult, Lease } from '../../policy/lockSchemas';
 import { handoffCalls, lockCalls, lockServiceUnreachable } from '../lockCalls';
 import { RENEWAL_IN_WORKFLOW_TASK } from '../patches';
@@ -95,13 +95,22 @@ async function releaseHeld(session: LockSession, lease: Lease): Promise<PhaseEnd
 /**
  * The hold as a keeper keeps it: the workflow waits, with no timer, for the caller's release or the
  * keeper's word that the lease is lost. A release cancels the keeper (the release activity also
- * stops it in its own process) and releases, fenced by the same token.
+ * stops it in its own process) and releases, fenced by the same token. A fresh hold first waits half
+ * a renewal interval for a release with no keeper at all: nothing is due before then.
  */
 async function keptUntilReleased(
   session: LockSession,
   lease: Lease,
   plan: { renewEveryMs: number; renewFirst: boolean },
 ): Promise<PhaseEnd> {
+  if (session.paths.leanWorkflowTasks && !plan.renewFirst) {
+    // A hold given back before its lease is near due needs no keeper (LEAN_WORKFLOW_TASKS).
+    const startInMs = keeperStartInMs(plan.renewEveryMs);
+    const released = await condition(() => session.releaseRequested, startInMs, {
+      summary: `hold token ${lease.token}: a keeper starts in ${startInMs} ms unless released`,
+    });
+    if (released) return releaseHeld(session, lease);
+  }
   const keeperScope = new CancellationScope();
   const keeping = keeperScope.run(() =>
     keepLease.executeWithOptions(

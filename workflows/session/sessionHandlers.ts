@@ -37,7 +37,8 @@ export class SessionSlot {
 
   /** Waits for the session: an update accepted before the request was checked. */
   async ready(): Promise<LockSession> {
-    await condition(() => this.opened !== undefined);
+    // Once open, no condition: each one costs the update's activation another pass into the sandbox.
+    if (!this.opened) await condition(() => this.opened !== undefined);
     return this.opened!;
   }
 }

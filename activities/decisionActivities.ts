@@ -31,66 +31,73 @@ export interface DecisionActivityDeps {
  */
 export function createDecisionActivities({ decider, log, metrics }: DecisionActivityDeps) {
   return {
-    async decideRetry(input: PolicyInput): Promise<DecisionRecord> {
-      const context = await nonRetryableOnBadInput(() =>
-        parseOrThrow(decisionContextSchema, input.context, 'decision context'),
-      );
-      const started = performance.now();
-      const line = {
-        event: 'model-call',
-        key: context.lockName,
-        requester: context.requester,
-        attempt: context.attempt,
-      };
-      const latencyMs = () => Math.round(performance.now() - started);
-      let answer: ModelAnswer | null = null;
-      try {
-        answer = decider ? await decider(context) : null;
-      } catch (error) {
-        // Retryable model failures (rate limit, overload, unavailable) are Temporal's to retry.
-        const failure = error instanceof Error ? error : new Error(String(error));
-        metrics?.modelLatency.observe({ result: 'thrown' }, latencyMs() / 1000);
-        log.warn(
-          {
-            ...line,
-            provider: 'anthropic',
-            outcome: 'thrown',
-            errorType: errorType(failure),
-            latencyMs: latencyMs(),
-          },
-          'model call for a retry decision failed, to be retried',
-        );
-        throw error;
-      }
-      const record = redactRecord(toRecord({ ...input, context }, answer));
-      if (answer) metrics?.modelLatency.observe({ result: answer.kind }, latencyMs() / 1000);
-      metrics?.decisions.inc({
-        provider: record.provider,
-        decision: record.decision.decision,
-        fallback_cause: record.fallbackCause ?? 'none',
-      });
-      // One line per model call (the session writes the decision's own line, with the back-off it
-      // applied: workflows/session/decideStep.ts). No prompt text; the model's free text only as redacted.
-      if (decider)
-        log.info(
-          {
-            ...line,
-            provider: record.provider,
-            model: record.model,
-            decision: record.decision.decision,
-            backoffRequestedMs: record.decision.retry_after_ms ?? null,
-            repaired: record.repaired,
-            fallbackCause: record.fallbackCause,
-            fallbackDetail: record.fallbackDetail,
-            // What was masked before the model saw it: counts only, never the text.
-            redactions: answer?.redactions,
-            latencyMs: latencyMs(),
-          },
-          'model asked for a retry decision',
-        );
-      return record;
-    },
+    decideRetry: (input: PolicyInput) => decideRetry(input, decider),
+    /**
+     * The policy's decision, whatever model this worker has: sessions that began on a worker with no
+     * model ask it as a local activity, in the workflow task of the denial, and keep doing so.
+     */
+    decideByPolicy: (input: PolicyInput) => decideRetry(input, null),
   };
+
+  async function decideRetry(input: PolicyInput, decider: Decider | null): Promise<DecisionRecord> {
+    const context = await nonRetryableOnBadInput(() =>
+      parseOrThrow(decisionContextSchema, input.context, 'decision context'),
+    );
+    const started = performance.now();
+    const line = {
+      event: 'model-call',
+      key: context.lockName,
+      requester: context.requester,
+      attempt: context.attempt,
+    };
+    const latencyMs = () => Math.round(performance.now() - started);
+    let answer: ModelAnswer | null = null;
+    try {
+      answer = decider ? await decider(context) : null;
+    } catch (error) {
+      // Retryable model failures (rate limit, overload, unavailable) are Temporal's to retry.
+      const failure = error instanceof Error ? error : new Error(String(error));
+      metrics?.modelLatency.observe({ result: 'thrown' }, latencyMs() / 1000);
+      log.warn(
+        {
+          ...line,
+          provider: 'anthropic',
+          outcome: 'thrown',
+          errorType: errorType(failure),
+          latencyMs: latencyMs(),
+        },
+        'model call for a retry decision failed, to be retried',
+      );
+      throw error;
+    }
+    const record = redactRecord(toRecord({ ...input, context }, answer));
+    if (answer) metrics?.modelLatency.observe({ result: answer.kind }, latencyMs() / 1000);
+    metrics?.decisions.inc({
+      provider: record.provider,
+      decision: record.decision.decision,
+      fallback_cause: record.fallbackCause ?? 'none',
+    });
+    // One line per model call (the session writes the decision's own line, with the back-off it
+    // applied: workflows/session/decideStep.ts). No prompt text; the model's free text only as redacted.
+    if (decider)
+      log.info(
+        {
+          ...line,
+          provider: record.provider,
+          model: record.model,
+          decision: record.decision.decision,
+          backoffRequestedMs: record.decision.retry_after_ms ?? null,
+          repaired: record.repaired,
+          fallbackCause: record.fallbackCause,
+          fallbackDetail: record.fallbackDetail,
+          // What was masked before the model saw it: counts only, never the text.
+          redactions: answer?.redactions,
+          latencyMs: latencyMs(),
+        },
+        'model asked for a retry decision',
+      );
+    return record;
+  }
 }
 
 // The record of a model's answer, or of the policy's when there is no model or the answer is unusable.

@@ -27,7 +27,10 @@ export interface ActivityDeps extends LockActivityDeps {
 /** Builds every activity the worker registers, from its dependencies (no globals). */
 export function createActivities(deps: ActivityDeps) {
   const metrics = deps.metrics ?? createMetrics();
-  const requests = createRequestActivities({ modelTaskQueue: deps.modelTaskQueue ?? null });
+  const requests = createRequestActivities({
+    modelTaskQueue: deps.modelTaskQueue ?? null,
+    hasModel: Boolean(deps.decider),
+  });
   const locks = createLockActivities({ ...deps, metrics });
   return {
     ...requests,

@@ -9,23 +9,32 @@ import type { SessionAttempt } from './lockActivities';
  * every workflow the worker loads about 9 ms and 1 MiB, because the SDK evaluates a workflow's
  * modules per workflow (bench/workflowLoadCost.ts); an activity's modules are evaluated once.
  */
-export function createRequestActivities({ modelTaskQueue = null }: { modelTaskQueue?: string | null } = {}) {
+export function createRequestActivities({
+  modelTaskQueue = null,
+  hasModel = false,
+}: { modelTaskQueue?: string | null; hasModel?: boolean } = {}) {
   return {
     /**
      * Checks an acquisition request and fills in its defaults; bad input is a non-retryable
      * InvalidLockRequest naming each bad field. The answer also says where this worker's sessions ask
-     * for decisions: the model worker's task queue when the roles run apart (recorded in the session's
-     * history with the request, so a replay routes as the run did).
+     * for decisions: the model worker's task queue when the roles run apart, or the policy, here, when
+     * this worker has no model at all (recorded in the session's history with the request, so a
+     * replay routes as the run did).
      */
     async checkAcquireRequest(input: unknown): Promise<CheckedRequest> {
       const request = await nonRetryableOnBadInput(() => parseAcquireRequest(input));
-      return modelTaskQueue ? { ...request, modelTaskQueue } : request;
+      if (modelTaskQueue) return { ...request, modelTaskQueue };
+      return hasModel ? request : { ...request, decisionsByPolicy: true };
     },
   };
 }
 
-/** A checked request, and the model worker's task queue when decisions are made there. */
-export type CheckedRequest = AcquireRequest & { modelTaskQueue?: string };
+/**
+ * A checked request, and where its session asks for decisions: the model worker's task queue, or
+ * (`decisionsByPolicy`) the policy in a local activity, since no model answers on this worker. Neither:
+ * the decision activity on the session's own queue.
+ */
+export type CheckedRequest = AcquireRequest & { modelTaskQueue?: string; decisionsByPolicy?: true };
 
 /** A fresh session's checked request, with the lock service's answer to its first attempt. */
 export interface CheckedFirstAttempt {

@@ -7,6 +7,19 @@ export function timerSummaries(history: temporal.api.history.v1.IHistory): strin
     .map((e) => decodeJsonPayload(e.userMetadata?.summary?.data));
 }
 
+/** The summaries of the timers a workflow cancelled before they fired, in the order they started. */
+export function cancelledTimerSummaries(history: temporal.api.history.v1.IHistory): string[] {
+  const events = history.events ?? [];
+  const cancelled = new Set(
+    events.flatMap((e) =>
+      e.timerCanceledEventAttributes ? [String(e.timerCanceledEventAttributes.startedEventId)] : [],
+    ),
+  );
+  return events
+    .filter((e) => e.timerStartedEventAttributes && cancelled.has(String(e.eventId)))
+    .map((e) => decodeJsonPayload(e.userMetadata?.summary?.data));
+}
+
 /** The marker with which the SDK records a local activity's result in the history. */
 const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
 

@@ -85,6 +85,12 @@ describe('long sessions', () => {
           { taskQueue },
         );
         const handle = env.client.workflow.getHandle(session.workflowId);
+        // Counted once the keeper runs (it starts half a renewal interval into the hold).
+        await waitFor('the keeper running', async () =>
+          ((await handle.describe()).raw.pendingActivities ?? []).some(
+            (a) => a.activityType?.name === 'keepLease',
+          ),
+        );
         const eventsAtFirst = (await handle.describe()).historyLength;
         // Its keeper renews every 400 ms: 15 renewals in 6 s, which the old renewals (6 events each)
         // would have made into a history the server asks to continue as new after 40 events.

@@ -24,8 +24,11 @@ export async function acquireLock(input: AcquireRequestInput): Promise<SessionOu
   const checked = await checkedRequest(input, paths);
   // Where decisions are made is this worker's to say, not the request's: kept apart from it, so a
   // continued run checks its request afresh.
-  const { modelTaskQueue, ...request } = checked.request;
-  const session = new LockSession(request, paths, modelTaskQueue ?? null);
+  const { modelTaskQueue, decisionsByPolicy, ...request } = checked.request;
+  const session = new LockSession(request, paths, {
+    modelTaskQueue: modelTaskQueue ?? null,
+    byPolicy: decisionsByPolicy === true,
+  });
   // The first attempt is counted before the signals kept meanwhile reach the session: a release's
   // wake-up that came while it ran then counts for the next try instead of being lost.
   if (checked.firstAttempt) session.beginAttempt();

@@ -1,4 +1,11 @@
-import { ActivityFailure, CancellationScope, condition, proxyActivities } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  proxyActivities,
+  proxyLocalActivities,
+} from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { buildDecisionContext } from '../../policy/decisionContext';
 import type { PolicyTuning } from '../../policy/decisionPolicy';
@@ -9,7 +16,7 @@ import { SESSION_QUEUE_TICKET_MS } from '../../policy/lockTerms';
 import { type DecisionRecord, type PolicyInput, policyRecord } from '../../policy/decisionPolicy';
 import { parkFor, parkUntilTold } from '../../policy/waiting';
 import type { WaitForEdge } from '../../policy/waitForGraph';
-import type { LockSession } from './lockSession';
+import type { DecisionRoute, LockSession } from './lockSession';
 import { onModelWorker } from '../modelWorkerCalls';
 import { sessionLog, sessionMetrics } from './metricsSink';
 
@@ -26,6 +33,7 @@ const DECISION_OPTIONS = {
   },
 } as const;
 const { decideRetry } = proxyActivities<Activities>(DECISION_OPTIONS);
+const { decideByPolicy } = proxyLocalActivities<Activities>(DECISION_OPTIONS);
 
 /** A decision and what the guardrails made of it. */
 export interface DecidedStep {
@@ -65,7 +73,7 @@ export async function decideAfterDenial(
   });
   // The workflow's seeded, replay-safe generator.
   const input = { context, tuning, jitterSample: Math.random() };
-  const record = await unlessWoken(session, () => decide(input, session.modelTaskQueue));
+  const record = await unlessWoken(session, () => decide(input, session.decisions));
   if (record === 'woken') return 'woken';
   // The model's delay is jittered with the sample drawn above: the policy, which had it, did not answer.
   const rules = session.paths.harnessRules
@@ -130,19 +138,26 @@ async function unlessWoken<T>(session: LockSession, work: () => Promise<T>): Pro
   }
 }
 
-// The decision activity (here, or on the model worker's queue), or the policy when it has failed for good.
-async function decide(input: PolicyInput, modelTaskQueue: string | null): Promise<DecisionRecord> {
+// The decision activity (here, or on the model worker's queue), or the policy when it has failed for
+// good. With no model on the session's worker, the policy answers in a local activity: no activity
+// task and no second workflow task between a denial and the park.
+async function decide(input: PolicyInput, route: DecisionRoute): Promise<DecisionRecord> {
   try {
-    const activity = modelTaskQueue
-      ? onModelWorker(modelTaskQueue, DECISION_OPTIONS).decideRetry
-      : decideRetry;
+    const activity = route.modelTaskQueue
+      ? onModelWorker(route.modelTaskQueue, DECISION_OPTIONS).decideRetry
+      : route.byPolicy
+        ? decideByPolicy
+        : decideRetry;
     return await activity.executeWithOptions(
       { summary: `retry decision, attempt ${input.context.attempt}` },
       [input],
     );
   } catch (error) {
-    if (!(error instanceof ActivityFailure)) throw error;
-    const record = policyRecord(input, 'model-unavailable', error.cause?.message ?? error.message);
+    // A local activity's failure may arrive as it was thrown, not wrapped in an ActivityFailure.
+    const failed = error instanceof ActivityFailure ? (error.cause ?? error) : error;
+    if (!(error instanceof ActivityFailure) && !(route.byPolicy && failed instanceof ApplicationFailure))
+      throw error;
+    const record = policyRecord(input, 'model-unavailable', (failed as Error).message);
     sessionMetrics.decidedInWorkflow(record.decision.decision, 'model-unavailable');
     return record;
   }

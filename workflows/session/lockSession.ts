@@ -40,6 +40,16 @@ import type { SessionPaths } from './sessionPaths';
 import { SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
 import { tellParent } from './peerSignals';
 
+/**
+ * Where a session asks for retry decisions: the model worker's task queue; or the policy, in a local
+ * activity (`byPolicy`: the worker that checked the request has no model); else the decision
+ * activity on the session's own queue.
+ */
+export interface DecisionRoute {
+  modelTaskQueue: string | null;
+  byPolicy: boolean;
+}
+
 /** What carries over to the next run when a session continues as new. */
 export type Resume = NonNullable<AcquireRequest['resume']>;
 
@@ -91,8 +101,8 @@ export class LockSession {
     readonly request: AcquireRequest,
     /** The patched paths this run takes, decided at its start (sessionPaths). */
     readonly paths: SessionPaths,
-    /** The model worker's task queue, where decisions are asked for; null: in this worker. */
-    readonly modelTaskQueue: string | null = null,
+    /** Where decisions are asked for, as the worker that checked the request said. */
+    readonly decisions: DecisionRoute = { modelTaskQueue: null, byPolicy: false },
   ) {
     this.constraints = paths.harnessRules ? constraintRules(request.constraints) : NO_CONSTRAINTS;
     this.grantedBudget = grantedBudget(request, this.constraints);

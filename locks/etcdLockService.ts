@@ -364,18 +364,37 @@ export class EtcdLockService implements LockService {
 }
 
 function ticketsFrom(kvs: IKeyValue[]): (Ticket & { lease: string })[] {
-  return kvs
-    .map((kv) => {
-      const value = JSON.parse(kv.value.toString()) as { priority: number; since?: number; owner?: string };
-      return {
-        requester: decodeURIComponent(kv.key.toString().split('/').pop()!),
-        priority: value.priority,
-        seq: Number(kv.create_revision),
-        expiresAt: Number.POSITIVE_INFINITY,
-        since: value.since ?? null,
-        owner: value.owner ?? null,
-        lease: kv.lease,
-      };
-    })
-    .sort(queueOrder);
+  return sinceInArrivalOrder(
+    kvs
+      .map((kv) => {
+        const value = JSON.parse(kv.value.toString()) as { priority: number; since?: number; owner?: string };
+        return {
+          requester: decodeURIComponent(kv.key.toString().split('/').pop()!),
+          priority: value.priority,
+          seq: Number(kv.create_revision),
+          expiresAt: Number.POSITIVE_INFINITY,
+          since: value.since ?? null,
+          owner: value.owner ?? null,
+          lease: kv.lease,
+        };
+      })
+      .sort(queueOrder),
+  );
+}
+
+/**
+ * A ticket's `since` is its worker's clock, read before the transaction that creates the ticket, and
+ * two waiters that queue at once may commit in the other order. The revision is the order in which
+ * etcd took them, so a ticket never reads as having queued before one of its priority that etcd took
+ * first: its time is that one's, and the fairness monitor sees no overtaking that did not happen.
+ */
+function sinceInArrivalOrder<T extends Ticket>(queue: T[]): T[] {
+  const latest = new Map<number, number>();
+  return queue.map((ticket) => {
+    const own = ticket.since;
+    if (own === null || own === undefined) return ticket;
+    const since = Math.max(own, latest.get(ticket.priority) ?? own);
+    latest.set(ticket.priority, since);
+    return { ...ticket, since };
+  });
 }

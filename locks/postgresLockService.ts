@@ -300,8 +300,12 @@ export class PostgresLockService implements LockService {
       'INSERT INTO lockwarden_leases (key, last_token) VALUES ($1, 0) ON CONFLICT (key) DO NOTHING',
       [key],
     );
+    // The service's time is read once the row is locked, not before a wait for it: a call that
+    // waited behind another must not stamp its grant or its place in the queue earlier than that
+    // call's own (the outer projection runs on the row the locking scan returns).
     const result = await db.query<LeaseRow>(
-      `SELECT *, ${SERVICE_NOW} AS now FROM lockwarden_leases WHERE key = $1 FOR UPDATE`,
+      `WITH locked AS (SELECT * FROM lockwarden_leases WHERE key = $1 FOR UPDATE)
+       SELECT locked.*, ${SERVICE_NOW} AS now FROM locked`,
       [key],
     );
     return result.rows[0]!;

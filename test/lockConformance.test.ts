@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { LockService } from '../locks/lockService';
 import { InvalidLockRequestError } from '../policy/errors';
+import { overtakings } from '../policy/fairness';
 import type { AcquireAttempt, Denial, Lease, TryAcquireRequest } from '../policy/lockSchemas';
 import { SESSION_QUEUE_TICKET_MS } from '../policy/lockSchemas';
 import { openLockService } from '../locks/openLockService';
@@ -130,6 +131,16 @@ describe.each(backendHarnesses())('lock service contract on $name', (harness) =>
     const c = granted(await acquire('c'));
     expect(BigInt(c.token)).toBeGreaterThan(BigInt(b.token));
     expect((await locks.inspect(key)).waiters).toEqual(['d', 'late']);
+  });
+
+  it(`[${harness.name}] reports waiters who queue at the same moment in their order: no one overtakes`, async () => {
+    granted(await acquire('holder'));
+    // Sixteen arrivals at once: the order the service gives them is their order of arrival, so the
+    // time each took its place never says a later one was put ahead (the fairness monitor reads it).
+    await Promise.all(Array.from({ length: 16 }, (_, i) => acquire(`w${i}`)));
+    const record = await locks.inspect(key);
+    expect(record.queue).toHaveLength(16);
+    expect(overtakings(key, record.queue)).toEqual([]);
   });
 
   it(`[${harness.name}] shows the queue in order, with when each waiter took its place, on the service clock`, async () => {

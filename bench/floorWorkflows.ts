@@ -17,6 +17,7 @@ const { noop } = proxyActivities<{ noop(): Promise<void> }>({ startToCloseTimeou
 export const floorReady = defineUpdate<void>('floorReady');
 export const floorFinish = defineUpdate<void>('floorFinish');
 export const floorGo = defineSignal('floorGo');
+export const floorWake = defineUpdate<void>('floorWake');
 
 /**
  * A session's shape with nothing in it: one no-op activity answers the first update (as the fast
@@ -88,5 +89,32 @@ export async function floorWaiter(input: { key: string; id: string }): Promise<v
   await condition(() => finishAsked);
   await mutex.floorGive(input);
   given = true;
+  await condition(allHandlersFinished);
+}
+
+const { noop: localNoop } = proxyLocalActivities<{ noop(): Promise<void> }>({
+  startToCloseTimeout: '10 seconds',
+});
+
+/**
+ * A parked waiter's shape, for the wake-up's cheapest message (bench/wakeHop.ts): the caller's
+ * floorReady waits; a floorGo signal or a floorWake update wakes it; it takes a local no-op (its fast
+ * path) and answers the caller.
+ */
+export async function floorParked(): Promise<void> {
+  let woken = false;
+  let held = false;
+  setHandler(floorGo, () => {
+    woken = true;
+  });
+  setHandler(floorWake, () => {
+    woken = true;
+  });
+  setHandler(floorReady, async () => {
+    await condition(() => held);
+  });
+  await condition(() => woken);
+  await localNoop();
+  held = true;
   await condition(allHandlersFinished);
 }

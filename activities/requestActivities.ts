@@ -39,14 +39,14 @@ export type CheckedRequest = AcquireRequest & { modelTaskQueue?: string; decisio
 /** A fresh session's checked request, with the lock service's answer to its first attempt. */
 export interface CheckedFirstAttempt {
   request: CheckedRequest;
-  /** Null when the request continues a run (it carries `resume`): such a run tries from its own state. */
-  attempt: SessionAttempt | null;
+  attempt: SessionAttempt;
 }
 
 /**
  * The check of a fresh session's request and its first fast-path attempt, in one local activity: one
  * round trip between the workflow and the worker fewer on every acquire than the check followed by
- * the attempt. Run again whole when retried: both halves are idempotent.
+ * the attempt. Run again whole when retried: both halves are idempotent. Only fresh sessions ask
+ * it: a run continued as new tries from its own state (workflows/session/checkedRequest.ts).
  */
 export function createFirstAttemptActivity(
   check: (input: unknown) => Promise<CheckedRequest>,
@@ -55,7 +55,6 @@ export function createFirstAttemptActivity(
   return {
     async checkRequestAndTryAcquire(input: unknown): Promise<CheckedFirstAttempt> {
       const request = await check(input);
-      if (request.resume) return { request, attempt: null };
       return { request, attempt: await tryAcquire(firstFastPathRequest(request)) };
     },
   };

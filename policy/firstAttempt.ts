@@ -1,15 +1,10 @@
-import type { AcquireRequest, RetryBudget } from './acquireRequest';
-import { type ConstraintRules, constraintRules, tightenBudget } from './constraints';
+import type { AcquireRequest } from './acquireRequest';
+import { constraintRules, tightenBudget } from './constraints';
 import type { TryAcquireRequest } from './lockSchemas';
 import { ticketSpanMs } from './waiting';
 
 // What a session's fast path asks the lock service, in one place: the session asks it from workflow
 // code, and a fresh session's first attempt is made in the activity that checks its request.
-
-/** The budget a session waits under: its request's, with its constraints' limits applied. */
-export function grantedBudget(request: AcquireRequest, rules: ConstraintRules): RetryBudget {
-  return tightenBudget(request.budget, rules);
-}
 
 /** The lock service's fast-path request for `request`, asking for a place in the queue of `queueTicketMs`. */
 export function fastPathRequest(request: AcquireRequest, queueTicketMs: number): TryAcquireRequest {
@@ -22,6 +17,6 @@ export function fastPathRequest(request: AcquireRequest, queueTicketMs: number):
  * before it has waited at all (LockSession.ticketSpanMs with the harness rules: the whole budget).
  */
 export function firstFastPathRequest(request: AcquireRequest): TryAcquireRequest {
-  const budget = grantedBudget(request, constraintRules(request.constraints));
+  const budget = tightenBudget(request.budget, constraintRules(request.constraints));
   return fastPathRequest(request, ticketSpanMs(budget.maxTotalWaitMs, request.escalationTimeoutMs));
 }

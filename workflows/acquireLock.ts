@@ -5,7 +5,7 @@ import type { SessionOutcome } from '../policy/session';
 import { acquireUntilHeld, type Acquisition } from './session/acquirePhase';
 import { checkedRequest } from './session/checkedRequest';
 import { sessionPaths } from './session/sessionPaths';
-import { leaveQueue, noteAttempt } from './session/fastPath';
+import { leaveQueue } from './session/fastPath';
 import { holdUntilReleased } from './session/holdPhase';
 import { LockSession, type PhaseEnd } from './session/lockSession';
 import { sessionLog, sessionMetrics } from './session/metricsSink';
@@ -33,11 +33,10 @@ export async function acquireLock(input: AcquireRequestInput): Promise<SessionOu
   // wake-up that came while it ran then counts for the next try instead of being lost.
   if (checked.firstAttempt) session.beginAttempt();
   slot.open(session);
-  const first = checked.firstAttempt && noteAttempt(session, checked.firstAttempt);
   const resumed = session.resumedLease;
   const acquired: Acquisition = resumed
     ? { kind: 'held', lease: resumed }
-    : await acquireOrLeave(session, first);
+    : await acquireOrLeave(session, checked.firstAttempt);
   if (!resumed && acquired.kind !== 'continued') {
     const outcome = acquired.kind === 'held' ? 'acquired' : acquired.outcome.status;
     sessionMetrics.acquisitionEnded(outcome, session.waitedMs());

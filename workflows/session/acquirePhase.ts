@@ -8,7 +8,7 @@ import { canPark } from '../../policy/waiting';
 import { decideAfterDenial, parkStep } from './decideStep';
 import { findDeadlock, settleDeadlock } from './deadlock';
 import { awaitOperator, type EscalationCause, pageOnCall, resolvedByAcquisition } from './escalation';
-import { leaveQueue, tryFastPath } from './fastPath';
+import { leaveQueue, noteAttempt, tryFastPath } from './fastPath';
 import type { LockSession, PhaseEnd } from './lockSession';
 import { sessionMetrics } from './metricsSink';
 
@@ -21,7 +21,8 @@ export type Acquisition = { kind: 'held'; lease: Lease } | PhaseEnd;
  * by the guardrails. A waiter with a place in the queue parks on one timer until a release wakes it or
  * a safety deadline comes; one without backs off. Escalation when the guardrails or the decision say
  * so; an escalated waiter that kept its place still tries when a release wakes it. `first` is the
- * answer to the session's first attempt when it was made with the request's check.
+ * answer to the session's first attempt when it was made with the request's check (counted already:
+ * it is recorded here, as the loop's own attempts are).
  */
 export async function acquireUntilHeld(
   session: LockSession,
@@ -30,11 +31,9 @@ export async function acquireUntilHeld(
   const { key, requester, request } = session;
   const owner = request.owner ? ` (owner ${request.owner})` : '';
   session.enter('acquiring', `acquiring ${key} for ${requester}${owner}`);
-  // Before the first attempt there is no denial to settle a notice against, as in a session that
-  // makes its first attempt here.
   let made = first;
   for (;;) {
-    const notice = made ? undefined : session.deadlockNotice;
+    const notice = session.deadlockNotice;
     const lastDenial = session.lastDenial;
     if (notice && lastDenial) {
       const settled = await settleDeadlock(session, notice);
@@ -44,7 +43,7 @@ export async function acquireUntilHeld(
       session.decideAfresh(); // an operator's grant: decide afresh
       continue;
     }
-    const overtaking = made ? undefined : session.overtaking;
+    const overtaking = session.overtaking;
     if (overtaking && lastDenial) {
       // A later arrival was put ahead of this waiter: a human looks; it keeps its place meanwhile.
       const cause = {
@@ -60,7 +59,7 @@ export async function acquireUntilHeld(
       continue;
     }
 
-    const attempt = made ?? (await tryFastPath(session, 'fast path'));
+    const attempt = made ? noteAttempt(session, made) : await tryFastPath(session, 'fast path');
     made = null;
     const attempts = session.attempts;
     if (attempt.granted) return { kind: 'held', lease: attempt.lease };

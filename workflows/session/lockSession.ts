@@ -9,9 +9,13 @@ import {
 } from '@temporalio/workflow';
 import type { SessionAttempt } from '../../activities/lockActivities';
 import type { AcquireRequest, RetryBudget } from '../../policy/acquireRequest';
-import { type ConstraintRules, constraintRules, NO_CONSTRAINTS } from '../../policy/constraints';
+import {
+  type ConstraintRules,
+  constraintRules,
+  NO_CONSTRAINTS,
+  tightenBudget,
+} from '../../policy/constraints';
 import type { PastDecision } from '../../policy/decisionContext';
-import { grantedBudget } from '../../policy/firstAttempt';
 import { FAILURE_TYPES } from '../../policy/errors';
 import { appliedAs, type GuardedStep, type RetryProgress } from '../../policy/guardrails';
 import type { Overtaking } from '../../policy/fairness';
@@ -105,7 +109,7 @@ export class LockSession {
     readonly decisions: DecisionRoute = { modelTaskQueue: null, byPolicy: false },
   ) {
     this.constraints = paths.harnessRules ? constraintRules(request.constraints) : NO_CONSTRAINTS;
-    this.grantedBudget = grantedBudget(request, this.constraints);
+    this.grantedBudget = tightenBudget(request.budget, this.constraints);
     this.lastBackoffMs = request.budget.baseBackoffMs;
     this.waitingSince = Date.now() - (request.resume?.elapsedBeforeMs ?? 0);
     this.current = {

@@ -38,6 +38,9 @@ export type SessionAttempt = AcquireAttempt & { waitForEdges?: WaitForEdge[] };
 
 export type { RenewalResult } from './leaseActions';
 
+/** A live lease as the lock service shows it: (key, holder, token) and its deadline on the service's clock. */
+export type LiveLease = Pick<Lease, 'key' | 'holder' | 'token' | 'leaseUntil'>;
+
 /** The holder a session saw at its last denial, so the fast path can skip an unchanged wait-for read. */
 export interface SeenHolder {
   holder: string | null;
@@ -102,6 +105,27 @@ export function createLockActivities({
         await wakeHead(lease.key, after.waiters);
       }
       return end;
+    },
+
+    /**
+     * The live lease the lock service holds for `holder` on `key` now, or null: how a workflow checks
+     * a message that claims a lease (withLock's notice, a continued run's carried lease) before it
+     * uses one. The token and deadline returned are the service's, never the message's.
+     */
+    async leaseHeldBy(key: string, holder: string): Promise<LiveLease | null> {
+      const record = await nonRetryableOnBadInput(() => locks.inspect(key));
+      if (record.holder !== holder || record.token === null || record.leaseUntil === null) return null;
+      if (record.leaseUntil <= record.serviceTime) return null;
+      return { key, holder, token: record.token, leaseUntil: record.leaseUntil };
+    },
+
+    /**
+     * The wait-for edges around `owner`, read from the lock service's holdings and tickets now: what
+     * a session told of a deadlock checks the notice against before it acts on it.
+     */
+    async waitForEdgesAround(owner: string): Promise<WaitForEdge[]> {
+      const [holdings, waits] = await Promise.all([locks.holdings(), locks.waits()]);
+      return edgesAround(owner, waitForEdges(holdings, waits));
     },
 
     /** A key's holder, token, lease time left and queue, read on the lock service's clock (lockctl status). */

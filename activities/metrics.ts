@@ -73,6 +73,18 @@ export function createMetrics({ registry = new Registry(), keyLabels = false }: 
       labelNames: ['at'] as const,
       registers: [registry],
     }),
+    messagesRefused: new Counter({
+      name: 'lockwarden_messages_refused_total',
+      help: 'Messages a workflow refused instead of acting on them, by message and why (a malformed payload, a claim the lock service does not bear out, a release without its key)',
+      labelNames: ['message', 'why'] as const,
+      registers: [registry],
+    }),
+    forceReleases: new Counter({
+      name: 'lockwarden_force_releases_total',
+      help: "Operators' force-releases, by result (ok, or refused: the token was no longer current)",
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
     fairnessViolations: new Counter({
       name: 'lockwarden_fairness_violations_total',
       help: 'Waiters found overtaken by a later arrival of their priority when a key changed hands',

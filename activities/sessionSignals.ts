@@ -1,10 +1,9 @@
-import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import { type Client, QueryNotRegisteredError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { LockService } from '../locks/lockService';
 import { acquisitionWorkflowId } from '../policy/constants';
 import type { Overtaking } from '../policy/fairness';
-import { fairnessViolated, lockReleased, type ReleaseNotice } from '../temporal/messages';
-import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
+import { fairnessViolated, lockReleased, type ReleaseNotice, sessionState } from '../temporal/messages';
 import { visibilityLiteral } from '../temporal/visibility';
 
 /**
@@ -21,10 +20,12 @@ export interface SessionWaker {
    */
   wake(key: string, requester: string, notice?: ReleaseNotice): Promise<'woken' | 'gone'>;
   /**
-   * True when the session of (key, holder) runs and its `LockState` is `holding`. A session that
-   * ended, was terminated, or never ran (the holder lives outside lockwarden) does not hold.
+   * True when the session of (key, holder) is proven to hold the lease of `token`: a running
+   * `acquireLock` workflow whose own answer to the state query says it holds that token. Not a search
+   * attribute, which any client may set on any workflow. A session that ended, was terminated, never
+   * ran (the holder lives outside lockwarden), or is another workflow under its id, does not hold.
    */
-  holds(key: string, holder: string): Promise<boolean>;
+  holds(key: string, holder: string, token: string): Promise<boolean>;
   /**
    * How many sessions of `key` other than `exceptWorkflowId` escalated at or after `since`, on any
    * worker (Temporal's visibility, which lags writes a little); null when visibility cannot say.
@@ -32,6 +33,29 @@ export interface SessionWaker {
   escalationsOf(key: string, since: Date, exceptWorkflowId: string): Promise<number | null>;
   /** Tells the overtaken waiter's session that a later arrival stands ahead of it; a gone one is logged. */
   tellOvertaken(overtaking: Overtaking): Promise<void>;
+}
+
+/** How long the sweep waits for a session's answer to the state query. */
+const HOLDS_QUERY_MS = 3_000;
+
+/** gRPC's status code DEADLINE_EXCEEDED, which the client's call carries when its deadline passes. */
+const DEADLINE_EXCEEDED = 4;
+
+// The client wraps the gRPC error in a ServiceError whose cause carries the code.
+function isDeadlineExceeded(error: unknown): boolean {
+  for (let e = error as { code?: unknown; cause?: unknown } | null; e; e = e.cause as typeof e)
+    if (e.code === DEADLINE_EXCEEDED) return true;
+  return false;
+}
+
+/** The workflow type of acquisition sessions, as Temporal lists it. */
+const ACQUIRE_WORKFLOW_TYPE = 'acquireLock';
+
+// The token a session's state answer says it holds, or null (any other answer, or not holding).
+function heldToken(state: unknown): string | null {
+  if (typeof state !== 'object' || state === null) return null;
+  const { phase, lease } = state as { phase?: unknown; lease?: { token?: unknown } | null };
+  return phase === 'holding' && typeof lease?.token === 'string' ? lease.token : null;
 }
 
 /** A waker that signals `lockReleased` to the session of (key, requester). */
@@ -83,15 +107,19 @@ export function createSessionWaker(client: Client, log: Logger): SessionWaker {
         );
       }
     },
-    async holds(key, holder) {
+    async holds(key, holder, token) {
+      const handle = client.workflow.getHandle(acquisitionWorkflowId(key, holder));
       try {
-        const session = await client.workflow.getHandle(acquisitionWorkflowId(key, holder)).describe();
-        return (
-          session.status.name === 'RUNNING' &&
-          session.typedSearchAttributes.get(SEARCH_ATTRIBUTES.lockState) === 'holding'
+        const session = await handle.describe();
+        if (session.status.name !== 'RUNNING' || session.type !== ACQUIRE_WORKFLOW_TYPE) return false;
+        // A session no worker can answer for is not proven: its lease runs out.
+        const state: unknown = await client.withDeadline(Date.now() + HOLDS_QUERY_MS, () =>
+          handle.query(sessionState),
         );
+        return heldToken(state) === token;
       } catch (error) {
-        if (error instanceof WorkflowNotFoundError) return false;
+        if (error instanceof WorkflowNotFoundError || error instanceof QueryNotRegisteredError) return false;
+        if (isDeadlineExceeded(error)) return false;
         throw error;
       }
     },

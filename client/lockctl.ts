@@ -31,7 +31,7 @@ import {
   stateOf,
   statusOf,
 } from './lockwardenClient';
-import { duration, table } from './present';
+import { duration, printable, table } from './present';
 import { listSessions } from './sessionList';
 
 // `lockctl`: start acquisition sessions, release leases, answer escalations, list sessions and
@@ -103,7 +103,8 @@ function withClient<A extends unknown[]>(
     const client = await connectClient(global);
     try {
       const answer = await run(client, global, ...args);
-      if (answer !== undefined) console.log(JSON.stringify(answer));
+      // JSON escapes C0 controls itself; printable() escapes the rest the same way, so it stays JSON.
+      if (answer !== undefined) console.log(printable(JSON.stringify(answer)));
     } finally {
       await client.connection.close();
     }
@@ -161,7 +162,7 @@ program
         const placement = { taskQueue: global.taskQueue, uiBaseUrl: global.ui, pinTo: pin };
         if (!opts.wait) {
           const session = await startAcquisition(client, request, placement);
-          return { workflowId: session.workflowId, ui: session.uiUrl };
+          return { workflowId: session.workflowId, ui: session.uiUrl, releaseKey: session.releaseKey };
         }
         // The wait rides in with the start (update-with-start). Progress goes to stderr (a terminal
         // line rewritten in place), the answer to stdout.
@@ -176,7 +177,13 @@ program
           news,
         );
         if (answer.status === 'ended') throw new LockNotAcquiredError(key, answer.outcome);
-        return { lease: answer.lease, workflowId: session.workflowId, ui: session.uiUrl };
+        // The release key is this lease's release capability: whoever should release it needs it.
+        return {
+          lease: answer.lease,
+          workflowId: session.workflowId,
+          ui: session.uiUrl,
+          releaseKey: session.releaseKey,
+        };
       },
     ),
   );
@@ -186,9 +193,15 @@ program
   .description("ask a holding session to release its lease (fenced by the session's token)")
   .argument('<key>', 'lock key')
   .requiredOption('--holder <id>', 'the requester holding it')
+  .option(
+    '--release-key <key>',
+    'the release key `lockctl acquire` printed (default: $LOCKWARDEN_RELEASE_KEY)',
+    process.env.LOCKWARDEN_RELEASE_KEY,
+  )
   .action(
-    withClient(async (client, _g, key: string, opts: { holder: string }) =>
-      release(client, { key, holder: opts.holder }),
+    withClient(async (client, _g, key: string, opts: { holder: string; releaseKey?: string }) =>
+      // Without the key, release() refuses with LeaseActionDenied once the names are checked.
+      release(client, { key, holder: opts.holder }, opts.releaseKey ? { releaseKey: opts.releaseKey } : {}),
     ),
   );
 
@@ -306,7 +319,7 @@ program
           : 'free',
       );
       lines.push(`newest token issued: ${status.lastToken ?? 'none yet'}`);
-      process.stdout.write(lines.join('\n') + '\n');
+      process.stdout.write(lines.map(printable).join('\n') + '\n');
       if (status.queue.length === 0) {
         console.log('queue: empty');
         return;

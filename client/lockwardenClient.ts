@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import {
   type Client,
   TimeoutFailure,
@@ -7,10 +7,11 @@ import {
   WorkflowFailedError,
   WorkflowIdConflictPolicy,
   WorkflowIdReusePolicy,
+  WorkflowUpdateFailedError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
   WorkflowUpdateStage,
 } from '@temporalio/client';
-import { type WorkerDeploymentVersion, WorkflowNotFoundError } from '@temporalio/common';
+import { ApplicationFailure, type WorkerDeploymentVersion, WorkflowNotFoundError } from '@temporalio/common';
 import { type AcquireRequest, type AcquireRequestInput, parseAcquireRequest } from '../policy/acquireRequest';
 import {
   acquisitionWorkflowId,
@@ -18,7 +19,8 @@ import {
   DEFAULT_UI_URL,
   releaseWorkflowId,
 } from '../policy/constants';
-import { LockNotAcquiredError } from '../policy/errors';
+import { FAILURE_TYPES, LeaseActionDeniedError, LockNotAcquiredError } from '../policy/errors';
+import { releaseKeyDigest } from '../policy/releaseKey';
 import {
   type FencedActionResult,
   fencedTargetSchema,
@@ -62,7 +64,26 @@ export interface StartedAcquisition {
   workflowId: string;
   runId: string;
   uiUrl: string;
+  /**
+   * The capability to release this session's lease: made here, kept in this process (release() finds
+   * it), never sent to Temporal before the release uses it. Hand it to another process only to let
+   * that process release (lockctl prints it for `lockctl release --release-key`).
+   */
+  releaseKey: string;
   result(): Promise<SessionOutcome>;
+}
+
+/**
+ * The release keys of the sessions this process started, by session id: the process that acquired
+ * holds the capability, as Redisson's lock belongs to its thread. Forgotten at the release.
+ */
+const releaseKeys = new Map<string, string>();
+
+/** A fresh release key (32 random bytes) and the request that carries only its digest. */
+function withReleaseKey(request: AcquireRequest): { request: AcquireRequest; releaseKey: string } {
+  const releaseKey = randomBytes(32).toString('base64url');
+  releaseKeys.set(acquisitionWorkflowId(request.key, request.requester), releaseKey);
+  return { request: { ...request, releaseKeyDigest: releaseKeyDigest(releaseKey) }, releaseKey };
 }
 
 /** The Temporal Web UI address of a workflow run. */
@@ -99,6 +120,7 @@ function startedAcquisition(
   workflowId: string,
   firstRunId: string,
   placement: SessionPlacement,
+  releaseKey: string,
 ): StartedAcquisition {
   const handle = client.workflow.getHandle<typeof acquireLock>(workflowId, undefined, {
     firstExecutionRunId: firstRunId,
@@ -112,6 +134,7 @@ function startedAcquisition(
       workflowId,
       firstRunId,
     ),
+    releaseKey,
     result: () => handle.result(),
   };
 }
@@ -125,12 +148,12 @@ export async function startAcquisition(
   input: AcquireRequestInput,
   placement: SessionPlacement = {},
 ): Promise<StartedAcquisition> {
-  const request = parseAcquireRequest(input);
+  const { request, releaseKey } = withReleaseKey(parseAcquireRequest(input));
   const handle = await client.workflow.start<typeof acquireLock>(
     'acquireLock',
     sessionStartOptions(request, placement),
   );
-  return startedAcquisition(client, handle.workflowId, handle.firstExecutionRunId, placement);
+  return startedAcquisition(client, handle.workflowId, handle.firstExecutionRunId, placement, releaseKey);
 }
 
 /** A session started together with its caller's wait for the lease. */
@@ -151,7 +174,7 @@ export async function startAwaitingLease(
   input: AcquireRequestInput,
   placement: SessionPlacement = {},
 ): Promise<AwaitedAcquisition> {
-  const request = parseAcquireRequest(input);
+  const { request, releaseKey } = withReleaseKey(parseAcquireRequest(input));
   const start = new WithStartWorkflowOperation<typeof acquireLock>(
     'acquireLock',
     sessionStartOptions(request, placement),
@@ -166,7 +189,7 @@ export async function startAwaitingLease(
   const firstRunId = wait?.workflowRunId ?? (await firstRunOf(await start.workflowHandle()));
   const first = wait?.result().catch((error: unknown) => askAgainIfStarted(start, error));
   return {
-    session: startedAcquisition(client, workflowId, firstRunId, placement),
+    session: startedAcquisition(client, workflowId, firstRunId, placement, releaseKey),
     news: followNews(client, workflowId, first),
   };
 }
@@ -235,11 +258,11 @@ export async function withLease<T>(
   fn: (lease: Lease) => Promise<T>,
   placement: SessionPlacement = {},
 ): Promise<T> {
-  const { lease } = await acquire(client, input, placement);
+  const { lease, session } = await acquire(client, input, placement);
   try {
     return await fn(lease);
   } finally {
-    await release(client, lease);
+    await release(client, lease, { releaseKey: session.releaseKey });
   }
 }
 
@@ -281,21 +304,47 @@ export async function awaitLeaseOf(client: Client, workflowId: string): Promise<
   throw new Error(`session ${workflowId} continued as new ${MAX_RUNS_FOLLOWED} times while awaited`);
 }
 
-/** Asks the holding session to release its lease (fenced by its token) and returns the service's answer. */
-export async function release(client: Client, lease: Pick<Lease, 'key' | 'holder'>): Promise<ReleaseAnswer> {
-  const owner = parseOrThrow(leaseNamesSchema, { key: lease.key, holder: lease.holder }, 'release request');
-  const handle = client.workflow.getHandle<typeof acquireLock>(
-    acquisitionWorkflowId(owner.key, owner.holder),
-  );
+/**
+ * Asks the holding session to release its lease (fenced by its token) and returns the service's
+ * answer. Only the acquirer may: the release key is the one this process was given when it started
+ * the session (found by itself), or one passed in `releaseKey`. Throws LeaseActionDenied when the
+ * session refuses it (another's lease, no key, a wrong key): an operator takes a lease away with
+ * forceRelease instead.
+ */
+export async function release(
+  client: Client,
+  lease: Pick<Lease, 'key' | 'holder'>,
+  options: { releaseKey?: string } = {},
+): Promise<ReleaseAnswer> {
+  const names = parseOrThrow(leaseNamesSchema, { key: lease.key, holder: lease.holder }, 'release request');
+  const sessionId = acquisitionWorkflowId(names.key, names.holder);
+  const releaseKey = options.releaseKey ?? releaseKeys.get(sessionId);
+  if (releaseKey === undefined)
+    throw new LeaseActionDeniedError(
+      `release of ${names.key} for ${names.holder} refused: no release key (the one its acquirer was given, e.g. lockctl release --release-key); an operator takes a lease away with force-release`,
+    );
+  const owner = { ...names, releaseKey };
+  const handle = client.workflow.getHandle<typeof acquireLock>(sessionId);
   for (let run = 0; run < MAX_RUNS_FOLLOWED; run++) {
     const answer = await unlessEnded(handle, () =>
       sendPatiently((updateId) => handle.executeUpdate(releaseLease, { args: [owner], updateId })),
-    );
+    ).catch(refusedAsDenied);
     // A session that ended (its lease lost, or released already) holds nothing to release.
     if ('status' in answer) return { ok: false, reason: 'not-holding' };
-    if (answer.ok || answer.reason !== 'continued-as-new') return answer;
+    if (answer.ok || answer.reason !== 'continued-as-new') {
+      if (releaseKeys.get(sessionId) === releaseKey) releaseKeys.delete(sessionId);
+      return answer;
+    }
   }
   throw new Error(`session of ${owner.holder} on ${owner.key} continued as new ${MAX_RUNS_FOLLOWED} times`);
+}
+
+// The session's refusal of a release (its validator's typed failure) as the client's typed error.
+function refusedAsDenied(error: unknown): never {
+  const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
+  if (cause instanceof ApplicationFailure && cause.type === FAILURE_TYPES.leaseActionDenied)
+    throw new LeaseActionDeniedError(cause.message);
+  throw error;
 }
 
 /**

@@ -12,8 +12,21 @@ export function duration(ms: number | null): string {
   return `${Math.floor(s / 3_600)} h ${String(Math.floor((s % 3_600) / 60)).padStart(2, '0')} min`;
 }
 
-/** A plain-text table: a header, then one line a row, columns padded to their widest cell. */
-export function table(header: string[], rows: string[][]): string {
+// C0 and C1 controls (escape sequences, bells, carriage returns), bidirectional controls and
+// invisible characters: text from a lock service, a holder or an operator may carry any of them.
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
+
+/**
+ * `text` safe to print to a terminal: every control, bidirectional or invisible character shown as
+ * its escape (`\u001b`), so a value can neither drive the terminal nor hide what it says.
+ */
+export function printable(text: string): string {
+  return text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** A plain-text table: a header, then one line a row, columns padded to their widest cell (printable). */
+export function table(header: string[], rawRows: string[][]): string {
+  const rows = rawRows.map((row) => row.map(printable));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells
@@ -38,5 +51,5 @@ export function progressLine(state: SessionState, elapsedMs: number): string {
     parts.push(`last decision ${last.decision}${applied} (${last.provider}${cause})`);
   }
   if (state.escalation && state.phase === 'escalated') parts.push(`escalated: ${state.escalation.reason}`);
-  return parts.join(' · ');
+  return printable(parts.join(' · '));
 }

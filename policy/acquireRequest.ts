@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LATENCY_FLOOR_MS } from './constants';
 import { readConstraints } from './constraints';
+import { RELEASE_KEY_DIGEST_PATTERN } from './releaseKey';
 import {
   fairnessSchema,
   leaseSchema,
@@ -54,7 +55,19 @@ export const acquireRequestSchema = z
     wakeOnRelease: z.boolean().default(true),
     /** Set by withLock: tell the parent workflow when the lease is granted and when the session ends. */
     notifyParent: z.boolean().default(false),
-    /** State carried over by continue-as-new; never set by callers. */
+    /**
+     * The SHA-256 (hex) of the release key the acquirer keeps (policy/releaseKey.ts): the session
+     * releases only for a caller who shows that key. The client and withLock set it; a session
+     * started without one is released only by an operator's force-release.
+     */
+    releaseKeyDigest: z
+      .string()
+      .regex(RELEASE_KEY_DIGEST_PATTERN, 'must be 64 lowercase hex digits (the SHA-256 of a release key)')
+      .optional(),
+    /**
+     * State carried over by continue-as-new, accepted only in a run its own previous run continued
+     * (the session refuses it otherwise, and confirms a carried lease with the lock service).
+     */
     resume: z
       .strictObject({
         attempts: z.number().int().nonnegative(),

@@ -65,6 +65,19 @@ export function isMissingDriver(error: unknown): error is MissingDriverError {
   return error instanceof Error && error.name === FAILURE_TYPES.missingDriver;
 }
 
+/**
+ * Thrown when a lease action is refused: a release by a caller without the lease's release key, a
+ * message naming another lease. Taking a lease away from its holder is an operator's force-release.
+ */
+export class LeaseActionDeniedError extends Error {
+  override readonly name = FAILURE_TYPES.leaseActionDenied;
+}
+
+/** Type guard for {@link LeaseActionDeniedError}, also across a serialization boundary (by name). */
+export function isLeaseActionDenied(error: unknown): error is LeaseActionDeniedError {
+  return error instanceof Error && error.name === FAILURE_TYPES.leaseActionDenied;
+}
+
 /** Error type names that retrying cannot fix; activities and workflows declare them non-retryable. */
 export const NON_RETRYABLE_ERROR_TYPES = [
   FAILURE_TYPES.invalidLockRequest,

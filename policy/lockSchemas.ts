@@ -47,10 +47,22 @@ export const requesterSchema = holderSchema.superRefine((name, ctx) => {
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
 
-/** A fencing token as the lock service issued it: decimal digits, so it survives any backend's integer width. */
+/** The largest token any backend issues or any fenced resource stores: a signed 64-bit integer. */
+export const MAX_FENCING_TOKEN = 9_223_372_036_854_775_807n;
+
+/**
+ * A fencing token as the lock service issued it: decimal digits (a string, so it survives
+ * JavaScript's numbers), at most MAX_FENCING_TOKEN, which SQLite's and PostgreSQL's fenced resources
+ * store as a 64-bit integer.
+ */
 export const fencingTokenSchema = z
   .string()
-  .regex(/^[1-9][0-9]{0,30}$/, 'must be a positive decimal integer');
+  .regex(/^[1-9][0-9]{0,18}$/, 'must be a positive decimal integer')
+  // The regex's verdict is reported on its own: only digits reach BigInt.
+  .refine(
+    (t) => !/^[0-9]+$/.test(t) || BigInt(t) <= MAX_FENCING_TOKEN,
+    `must be at most ${MAX_FENCING_TOKEN}`,
+  );
 
 /** A lease TTL in milliseconds. */
 export const ttlMsSchema = z

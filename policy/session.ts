@@ -1,6 +1,7 @@
 import type { AppliedAs } from './guardrails';
 import type { Denial, FencedActionResult, Lease } from './lockSchemas';
 import type { OperatorDecision } from './operatorAnswer';
+import { releaseKeyProblem } from './releaseKey';
 import type { WaitForEdge } from './waitForGraph';
 
 // A session's phases, state and answers. Workflow code imports this module on every session's start,
@@ -68,6 +69,11 @@ export interface SessionState {
   } | null;
   /** Operator answers sent as a signal that failed validation: logged and ignored. */
   ignoredOperatorAnswers: number;
+  /**
+   * Other messages refused rather than acted on (a malformed payload, a release without the lease's
+   * key, a claim the lock service did not bear out, a wake-up that changed nothing).
+   */
+  refusedMessages: number;
 }
 
 /** How a session ended. */
@@ -102,31 +108,49 @@ export type SessionNews = Exclude<LeaseAnswer, { status: 'continued-as-new' }>;
  */
 export type ReleaseAnswer = FencedActionResult | { ok: false; reason: 'not-holding' | 'continued-as-new' };
 
-/** Who a caller acting on a session's lease says it is: the key and holder of the lease it means. */
+/**
+ * Who a caller acting on a session's lease says it is: the key and holder of the lease it means, and
+ * the release key its acquirer was given (policy/releaseKey.ts): a name alone releases nothing.
+ */
 export interface LeaseOwner {
   key: string;
   holder: string;
+  releaseKey: string;
 }
 
+const OWNER_FIELDS = ['key', 'holder', 'releaseKey'];
+
 /**
- * Why a caller may not act on this session's lease (it names another key or holder, or is not of
- * the documented shape), or null when it names this session's own. Checked by hand rather than with
- * a zod schema: it runs in every release's update validator, inside the workflow (see above).
+ * Why a caller may not act on this session's lease (it names another key or holder, lacks the lease's
+ * release key, or is not of the documented shape), or null when it may. Checked by hand rather than
+ * with a zod schema: it runs in every release's update validator, inside the workflow (see above).
  */
-export function leaseOwnerProblem(input: unknown, key: string, requester: string): string | null {
+export function leaseOwnerProblem(
+  input: unknown,
+  key: string,
+  requester: string,
+  lease: { releaseKeyDigest?: string; byNameAlone?: boolean },
+): string | null {
   if (typeof input !== 'object' || input === null || Array.isArray(input))
-    return '(input): must be an object { key, holder }';
+    return '(input): must be an object { key, holder, releaseKey }';
   const fields = input as Record<string, unknown>;
   const problems = (['key', 'holder'] as const)
     .filter((name) => typeof fields[name] !== 'string')
     .map((name) => `${name}: must be a string`);
-  const unknownFields = Object.keys(fields).filter((name) => name !== 'key' && name !== 'holder');
-  if (unknownFields.length) problems.push(`(input): unknown field(s) ${unknownFields.join(', ')}`);
+  const unknownFields = Object.keys(fields).filter((name) => !OWNER_FIELDS.includes(name));
+  if (unknownFields.length)
+    problems.push(`(input): unknown field(s) ${unknownFields.slice(0, 5).join(', ')}`);
   if (problems.length) return problems.join('; ');
   const owner = fields as unknown as LeaseOwner;
   if (owner.key !== key || owner.holder !== requester)
-    return `this session is ${JSON.stringify(requester)} on ${JSON.stringify(key)}, not ${JSON.stringify(owner.holder)} on ${JSON.stringify(owner.key)}`;
-  return null;
+    return `this session is ${JSON.stringify(requester)} on ${JSON.stringify(key)}, not ${quoted(owner.holder)} on ${quoted(owner.key)}`;
+  if (lease.byNameAlone) return null;
+  return releaseKeyProblem(owner.releaseKey, lease.releaseKeyDigest);
+}
+
+// A name from a message, shown in a refusal: quoted, and cut short (a message may be megabytes).
+function quoted(name: string): string {
+  return JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}…` : name);
 }
 
 /** A deadlock one session found, told to every other waiting session in the cycle. */

@@ -40,6 +40,16 @@ export function nothingMoved(before: WaitSituation | null, now: WaitSituation): 
   return !(before.position !== null && now.position !== null && now.position < before.position);
 }
 
+/**
+ * Whether a wake-up found the wait as it was: the same holder still holds and this waiter did not
+ * move up. Such a wake-up (a release notice anyone can send) spends no retry: the waiter goes back
+ * to waiting as if it had not been woken. A renewal of the same holder's lease is no change.
+ */
+export function wakeChangedNothing(before: WaitSituation | null, now: WaitSituation): boolean {
+  if (!before || now.holder === null || now.holder !== before.holder) return false;
+  return !(before.position !== null && now.position !== null && now.position < before.position);
+}
+
 /** A parked waiter refreshes its queue ticket when this share of the ticket's life is gone. */
 export const TICKET_REFRESH_SHARE = 0.5;
 

@@ -16,10 +16,22 @@ export interface SessionMetricsSinks extends Sinks {
     unparked(): void;
     /** The lease keeper found the lease lost (its renewal refused, or the service out of reach). */
     leaseLost(at: 'renewal'): void;
+    /**
+     * The workflow refused a message instead of acting on it: `message` is its name, `why` one of
+     * MESSAGE_REFUSALS (never the payload, which may be anyone's text).
+     */
+    messageRefused(message: string, why: MessageRefusal): void;
     /** The workflow decided by its own policy, the decision activity having failed for good. */
     decidedInWorkflow(decision: string, fallbackCause: string): void;
   };
 }
+
+/**
+ * Why a workflow refused a message: its payload did not parse; it named another lease or lacked the
+ * release key; the lock service does not bear its claim out; or it changed nothing.
+ */
+export const MESSAGE_REFUSALS = ['bad-payload', 'not-the-owner', 'not-confirmed', 'nothing-changed'] as const;
+export type MessageRefusal = (typeof MESSAGE_REFUSALS)[number];
 
 /** The sink's name on the worker. */
 export const SESSION_METRICS_SINK = 'sessionMetrics';

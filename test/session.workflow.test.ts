@@ -568,14 +568,20 @@ describe('acquisition sessions on the dev server', () => {
       // A release naming another lease is refused by the session before it is accepted.
       const handle = fixture.env.client.workflow.getHandle(slashInKey.session.workflowId);
       const refusal = await handle
-        .executeUpdate(releaseLease, { args: [{ key: `${p}/a`, holder: 'b/c' }] })
+        .executeUpdate(releaseLease, {
+          args: [{ key: `${p}/a`, holder: 'b/c', releaseKey: slashInRequester.session.releaseKey }],
+        })
         .then(
           () => null,
           (error: Error & { cause?: Error }) => error.cause?.message ?? error.message,
         );
       expect(refusal).toBe(`release refused: this session is "c" on "${p}/a/b", not "b/c" on "${p}/a"`);
       // A fire-and-forget request naming another lease is ignored.
-      await handle.signal(requestRelease, { key: `${p}/a`, holder: 'b/c' });
+      await handle.signal(requestRelease, {
+        key: `${p}/a`,
+        holder: 'b/c',
+        releaseKey: slashInRequester.session.releaseKey,
+      });
       expect(await stateOf(fixture.env.client, slashInKey.session.workflowId)).toMatchObject({
         phase: 'holding',
       });

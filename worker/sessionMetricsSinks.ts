@@ -16,6 +16,7 @@ export function sessionMetricsSinks(metrics: Metrics): InjectedSinks<SessionMetr
       parked: { fn: (info, upToMs) => metrics.parked.park(info.runId, upToMs) },
       unparked: { fn: (info) => metrics.parked.unpark(info.runId) },
       leaseLost: { fn: (_info, at) => metrics.leasesLost.inc({ at }) },
+      messageRefused: { fn: (_info, message, why) => metrics.messagesRefused.inc({ message, why }) },
       decidedInWorkflow: {
         fn: (_info, decision, fallbackCause) =>
           metrics.decisions.inc({ provider: 'policy', decision, fallback_cause: fallbackCause }),

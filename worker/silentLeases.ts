@@ -13,14 +13,15 @@ export interface SilentLeaseDeps extends RenewalDeps {
  * Temporal runs the keeper again only after the keeper's long heartbeat timeout
  * (policy/leaseKeeping.ts); meanwhile the sweep renews the lease, fenced by the token the lock service
  * lists, as the keeper would. A lease whose session ended, was terminated or never existed is left to
- * run out. One lock-service call a sweep, then one Temporal call and one renewal a silent lease: a
+ * run out. One lock-service call a sweep, then two Temporal calls (describe, state query) and one
+ * renewal a silent lease: a
  * keeper on schedule is never seen. Answers how many leases it renewed.
  */
 export async function renewSilentLeases(deps: SilentLeaseDeps): Promise<number> {
   const { locks, log, waker } = deps;
   let renewed = 0;
   for (const { key, holder, token, remainingMs } of await locks.leasesRunningLow(SILENT_LEASE_FRACTION)) {
-    if (!(await waker.holds(key, holder))) continue;
+    if (!(await waker.holds(key, holder, token))) continue;
     const result = await renewFenced(deps, { key, holder, token });
     log.warn(
       { event: 'lock.sweep-renew', key, holder, token, remainingMs, ok: result.ok },

@@ -1,4 +1,13 @@
-import { CancellationScope, continueAsNew, isCancellation } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  CancellationScope,
+  continueAsNew,
+  isCancellation,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { FAILURE_TYPES } from '../policy/errors';
+import type { Lease } from '../policy/lockSchemas';
+import { handoffCalls, lockServiceUnreachable } from './lockCalls';
 import type { SessionAttempt } from '../activities/lockActivities';
 import type { AcquireRequestInput } from '../policy/acquireRequest';
 import type { SessionOutcome } from '../policy/session';
@@ -19,6 +28,7 @@ import { installSessionHandlers, SessionSlot } from './session/sessionHandlers';
  */
 export async function acquireLock(input: AcquireRequestInput): Promise<SessionOutcome> {
   const paths = sessionPaths();
+  refuseCarriedStateFromOutside(input);
   const slot = new SessionSlot();
   installSessionHandlers(slot);
   const checked = await checkedRequest(input, paths);
@@ -35,7 +45,7 @@ export async function acquireLock(input: AcquireRequestInput): Promise<SessionOu
   slot.open(session);
   const resumed = session.resumedLease;
   const acquired: Acquisition = resumed
-    ? { kind: 'held', lease: resumed }
+    ? await confirmedCarriedLease(session, resumed)
     : await acquireOrLeave(session, checked.firstAttempt);
   if (!resumed && acquired.kind !== 'continued') {
     const outcome = acquired.kind === 'held' ? 'acquired' : acquired.outcome.status;
@@ -58,6 +68,45 @@ export async function acquireLock(input: AcquireRequestInput): Promise<SessionOu
     budget: session.budget,
     resume: end.resume,
   });
+}
+
+/**
+ * `resume` is what a session's run hands its next run when it continues as new: a run that no run of
+ * its own continued (any client can start a workflow with any input) is refused before it does
+ * anything, with the request's typed failure.
+ */
+function refuseCarriedStateFromOutside(input: unknown): void {
+  const carries = typeof input === 'object' && input !== null && 'resume' in input;
+  if (carries && workflowInfo().continuedFromExecutionRunId === undefined)
+    throw ApplicationFailure.nonRetryable(
+      'invalid acquisition request: resume: is carried only from a session to its own next run (continue-as-new); a caller never sets it',
+      FAILURE_TYPES.invalidLockRequest,
+    );
+}
+
+/**
+ * A lease carried over from the previous run is held only if the lock service still shows it: the
+ * same key, holder and token. Otherwise the hold ended between the runs, and the session says so.
+ */
+async function confirmedCarriedLease(session: LockSession, carried: Lease): Promise<Acquisition> {
+  // A service that cannot be reached confirms nothing: the lease then runs out unrenewed (safe).
+  const live = await handoffCalls.leaseHeldBy
+    .executeWithOptions({ summary: `confirm token ${carried.token} carried over` }, [
+      session.key,
+      session.requester,
+    ])
+    .catch((error: unknown) => {
+      if (lockServiceUnreachable(error)) return null;
+      throw error;
+    });
+  if (live && live.token === carried.token) return { kind: 'held', lease: { ...carried, ...live } };
+  const reason = "the lease carried over from the previous run is no longer the lock service's";
+  session.enter('lease-lost', reason);
+  sessionMetrics.leaseLost('renewal');
+  return {
+    kind: 'ended',
+    outcome: { status: 'lease-lost', lease: carried, attempts: session.attempts, reason },
+  };
 }
 
 // A session cancelled while it waits gives its place up on the way out: a ticket outlives a waiter

@@ -60,9 +60,10 @@ export const PARK_UNTIL_TOLD = 'park-until-told';
 export const HARNESS_RULES_OF_000 = 'harness-rules-of-000';
 
 /**
- * withLock runs the job in a cancellation scope that it cancels when the session says the lease was
- * lost: the job's activities (cancelled through their heartbeats) and timers stop at once instead of
- * running on unprotected until they end, and withLock throws LeaseLost. Parents from before it let
- * the job run to its end and throw LeaseLost then.
+ * withLock's one version boundary, decided at its start: the lease the job runs with is read from
+ * the lock service (the session's notice is only a wake-up), the release carries the release key
+ * withLock made, and the job runs in a cancellation scope that the session's end cancels (its
+ * activities and timers stop instead of running on unprotected; withLock throws LeaseLost). Parents
+ * from before it (0.1.0) took the lease from the notice and let the job run to its end.
  */
 export const WITHLOCK_STOPS_ON_LOSS = 'withlock-stops-on-loss';

@@ -1,4 +1,5 @@
-import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { FAILURE_TYPES } from '../policy/errors';
 import type { Activities } from '../activities';
 import { onModelWorker } from './modelWorkerCalls';
 import { type Briefing, type BriefingFacts, renderBriefing } from '../policy/postmortem/briefing';
@@ -39,7 +40,7 @@ export async function postmortemBriefing(
   facts: BriefingFacts,
   placement?: BriefingPlacement,
 ): Promise<BriefingResult> {
-  const template = renderBriefing(facts);
+  const template = typedOnBadFacts(() => renderBriefing(facts));
   const fallback = (cause: string, detail: string): BriefingResult => ({
     briefing: template,
     lane: 'template',
@@ -66,4 +67,18 @@ export async function postmortemBriefing(
   const problems = validateBriefing(drafted, facts.timeline, { modelDrafted: true });
   if (problems.length) return fallback(problems[0]!.rule, problems.map((p) => p.problem).join('; '));
   return { briefing: drafted, lane: 'model', fallbackCause: null, fallbackDetail: null };
+}
+
+// Facts that are not a timeline and its evidence (any client may start this workflow with anything)
+// fail the workflow with a typed failure instead of failing its task again and again.
+function typedOnBadFacts<T>(render: () => T): T {
+  try {
+    return render();
+  } catch (error) {
+    if (!(error instanceof TypeError || error instanceof RangeError)) throw error;
+    throw ApplicationFailure.nonRetryable(
+      `invalid briefing facts: ${error.message}`,
+      FAILURE_TYPES.invalidLockRequest,
+    );
+  }
 }

@@ -1,5 +1,6 @@
 import { upsertSearchAttributes } from '@temporalio/workflow';
-import type { FencedActionResult, Lease } from '../policy/lockSchemas';
+import type { FencedActionResult, FencedTarget, Lease } from '../policy/lockSchemas';
+import { nonRetryableOnBadInput } from '../temporal/failures';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 import { lockCalls } from './lockCalls';
 
@@ -8,8 +9,10 @@ import { lockCalls } from './lockCalls';
  * (holder, token) is no longer current, and the result says why.
  */
 export async function releaseLock(
-  lease: Pick<Lease, 'key' | 'holder' | 'token'>,
+  input: Pick<Lease, 'key' | 'holder' | 'token'>,
 ): Promise<FencedActionResult> {
+  // Any client may start this workflow with anything: a bad input fails it with a typed failure.
+  const lease = await nonRetryableOnBadInput(() => loadTargetCheck()(input));
   upsertSearchAttributes([
     { key: SEARCH_ATTRIBUTES.lockKey, value: lease.key },
     { key: SEARCH_ATTRIBUTES.lockRequester, value: lease.holder },
@@ -21,4 +24,11 @@ export async function releaseLock(
     { key: SEARCH_ATTRIBUTES.lockState, value: result.ok ? 'released' : 'release-refused' },
   ]);
   return result;
+}
+
+// The target's schema is loaded by this rare workflow alone, not by every session the worker loads.
+function loadTargetCheck(): (input: unknown) => FencedTarget {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const schemas = require('../policy/lockSchemas') as typeof import('../policy/lockSchemas');
+  return (input) => schemas.parseOrThrow(schemas.fencedTargetSchema, input, 'release request');
 }

@@ -2,17 +2,22 @@ import {
   ApplicationFailure,
   CancellationScope,
   condition,
+  log,
   patched,
+  proxyActivities,
   setHandler,
   sleep,
   startChild,
+  uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { Activities } from '../activities';
 import type { AcquireRequestInput } from '../policy/acquireRequest';
 import { acquisitionWorkflowId } from '../policy/constants';
 import { FAILURE_TYPES } from '../policy/errors';
 import type { Lease } from '../policy/lockSchemas';
-import type { SessionNews } from '../policy/session';
+import { releaseKeyDigest } from '../policy/releaseKey';
+import type { LeaseOwner, SessionNews, SessionOutcome } from '../policy/session';
 import { lockSessionUpdate, requestRelease } from '../temporal/messages';
 import { acquireLock } from './acquireLock';
 import { WITHLOCK_STOPS_ON_LOSS } from './patches';
@@ -39,42 +44,61 @@ export async function withLock<T>(
   fn: (lease: Lease) => Promise<T>,
   options: WithLockOptions = {},
 ): Promise<T> {
+  // The session checks the request in full; its id needs the two names first.
+  if (typeof request?.key !== 'string' || typeof request.requester !== 'string')
+    throw ApplicationFailure.nonRetryable(
+      'invalid acquisition request: key and requester must be strings',
+      FAILURE_TYPES.invalidLockRequest,
+    );
   const sessionId = acquisitionWorkflowId(request.key, request.requester);
+  // The one version boundary: parents started before it (0.1.0) believed their session's notices.
+  const proves = patched(WITHLOCK_STOPS_ON_LOSS);
   const answers: SessionNews[] = [];
   listenTo(sessionId, answers);
   const owner = request.owner ?? workflowInfo().workflowId;
+  // The release capability, made here and kept in this run: the session's history gets its digest.
+  const releaseKey = proves ? uuid4() : undefined;
   const session = await startChild(acquireLock, {
     workflowId: sessionId,
     ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
-    args: [{ ...request, owner, notifyParent: true }],
+    args: [
+      {
+        ...request,
+        owner,
+        notifyParent: true,
+        ...(releaseKey ? { releaseKeyDigest: releaseKeyDigest(releaseKey) } : {}),
+      },
+    ],
     staticSummary: `acquire ${request.key} for ${request.requester} (for ${workflowInfo().workflowType})`,
   });
-  // The session tells of the lease, or of its end, before it completes; one that fails instead (a bad
-  // request, a termination) ends this wait with its failure, so withLock never waits on a dead child.
+  // The session's end, as the server reports it: no other workflow can forge it.
+  let sessionEnded = false;
   const result = session.result();
-  result.catch(() => undefined); // handled below; a failure during `fn` must not go unobserved meanwhile
-  await Promise.race([condition(() => answers.length > 0), result]);
-  const first = answers[0];
-  if (!first)
-    throw ApplicationFailure.nonRetryable(
-      `session ${sessionId} ended without a word`,
-      FAILURE_TYPES.lockNotAcquired,
-    );
-  if (first.status === 'ended') {
-    throw ApplicationFailure.nonRetryable(
-      `lock ${request.key} was not acquired: ${first.outcome.status}`,
-      FAILURE_TYPES.lockNotAcquired,
-      first.outcome,
-    );
-  }
+  result.then(
+    () => (sessionEnded = true),
+    () => (sessionEnded = true),
+  ); // a failure during `fn` must not go unobserved meanwhile; it is thrown below
+  const lease = proves
+    ? await provenLease(request, answers, result, options)
+    : await believedLease(request, sessionId, answers, result);
   try {
-    return await untilLost(() => fn(first.lease), answers);
+    return proves
+      ? await untilEnded(
+          () => fn(lease),
+          () => sessionEnded,
+        )
+      : await fn(lease);
   } finally {
     forget(sessionId);
-    // A session that lost its lease has ended on its own (and said so): there is nothing to release.
-    if (!answers.some((a) => a.status === 'ended'))
+    const over = proves ? sessionEnded : answers.some((a) => a.status === 'ended');
+    // A session that lost its lease has ended on its own: there is nothing to release.
+    if (!over)
       await session
-        .signal(requestRelease, { key: request.key, holder: request.requester })
+        .signal(requestRelease, {
+          key: request.key,
+          holder: request.requester,
+          ...(releaseKey ? { releaseKey } : {}),
+        } as LeaseOwner)
         .catch((error: unknown) => {
           // It ended between our check and the signal: its result says how.
           if (!endedBeforeSignal(error)) throw error;
@@ -92,16 +116,81 @@ export async function withLock<T>(
 }
 
 /**
- * Runs `work` in a scope of its own that is cancelled if the session says it ended (its lease lost)
- * meanwhile: the job's activities and timers stop instead of running on unprotected, and withLock
- * then throws LeaseLost. Runs from before WITHLOCK_STOPS_ON_LOSS let `work` run to its end.
+ * The lease `fn` runs with, proven: a notice that the session holds is a claim any client of the
+ * namespace can send, so the lease is read from the lock service (the session's own holder and the
+ * notice's token, live there) and its token and deadline are the service's. A notice the service does
+ * not bear out is refused and the wait goes on; the session's end (its result) ends the wait.
  */
-async function untilLost<T>(work: () => Promise<T>, answers: readonly SessionNews[]): Promise<T> {
-  if (!patched(WITHLOCK_STOPS_ON_LOSS)) return work();
+async function provenLease(
+  request: AcquireRequestInput,
+  answers: readonly SessionNews[],
+  result: Promise<SessionOutcome>,
+  options: WithLockOptions,
+): Promise<Lease> {
+  const { leaseHeldBy } = proxyActivities<Activities>({
+    ...LEASE_CHECK_OPTIONS,
+    ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
+  });
+  for (let read = 0; ; read++) {
+    const ended = await Promise.race([condition(() => answers.length > read).then(() => null), result]);
+    if (ended) throw notAcquired(request.key, ended);
+    const news = answers[read]!;
+    if (news.status !== 'acquired') continue; // the session's end comes as its result
+    const live = await leaseHeldBy.executeWithOptions(
+      { summary: `check the lease of ${request.requester}` },
+      [request.key, request.requester],
+    );
+    const claimed = typeof news.lease === 'object' && news.lease !== null ? news.lease.token : undefined;
+    if (live && live.token === claimed) return { ...news.lease, ...live };
+    log.warn('refused a lease notice the lock service does not bear out', {
+      key: request.key,
+      requester: request.requester,
+      serviceHolds: live !== null,
+    });
+  }
+}
+
+const LEASE_CHECK_OPTIONS = {
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds' },
+} as const;
+
+function notAcquired(key: string, outcome: SessionOutcome): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(
+    `lock ${key} was not acquired: ${outcome.status}`,
+    FAILURE_TYPES.lockNotAcquired,
+    outcome,
+  );
+}
+
+// Parents from before the boundary (0.1.0) took the lease from the session's notice.
+async function believedLease(
+  request: AcquireRequestInput,
+  sessionId: string,
+  answers: readonly SessionNews[],
+  result: Promise<SessionOutcome>,
+): Promise<Lease> {
+  await Promise.race([condition(() => answers.length > 0), result]);
+  const first = answers[0];
+  if (!first)
+    throw ApplicationFailure.nonRetryable(
+      `session ${sessionId} ended without a word`,
+      FAILURE_TYPES.lockNotAcquired,
+    );
+  if (first.status === 'ended') throw notAcquired(request.key, first.outcome);
+  return first.lease;
+}
+
+/**
+ * Runs `work` in a scope of its own that is cancelled if the session ends meanwhile (it ends while
+ * holding only when its lease was lost, or it was stopped): the job's activities (cancelled through
+ * their heartbeats) and timers stop instead of running on unprotected, and withLock then throws.
+ */
+async function untilEnded<T>(work: () => Promise<T>, ended: () => boolean): Promise<T> {
   const job = new CancellationScope();
   const watch = new CancellationScope();
   const running = job.run(work);
-  const lost = watch.run(() => condition(() => answers.some((a) => a.status === 'ended')));
+  const lost = watch.run(() => condition(ended));
   lost.then(
     () => job.cancel(),
     () => undefined, // the watch is cancelled when the job is done
@@ -140,6 +229,11 @@ function endedBeforeSignal(error: unknown): boolean {
 
 /** Holds a lock for `holdMs` through withLock and returns the lease it held: a job that needs the lock. */
 export async function holdLockFor(request: AcquireRequestInput, holdMs: number): Promise<Lease> {
+  if (!Number.isSafeInteger(holdMs) || holdMs < 0 || holdMs > 86_400_000)
+    throw ApplicationFailure.nonRetryable(
+      'invalid hold: holdMs must be a whole number of ms from 0 to 86400000',
+      FAILURE_TYPES.invalidLockRequest,
+    );
   return withLock(request, async (lease) => {
     await sleep(holdMs, { summary: `hold ${request.key} for ${holdMs} ms` });
     return lease;

@@ -6,7 +6,7 @@ import type { SessionOutcome } from '../../policy/session';
 import { untrustedText } from '../../policy/untrustedText';
 import { canPark } from '../../policy/waiting';
 import { decideAfterDenial, parkStep } from './decideStep';
-import { findDeadlock, settleDeadlock } from './deadlock';
+import { confirmDeadlockClaim, findDeadlock, settleDeadlock } from './deadlock';
 import { awaitOperator, type EscalationCause, pageOnCall, resolvedByAcquisition } from './escalation';
 import { leaveQueue, noteAttempt, tryFastPath } from './fastPath';
 import type { LockSession, PhaseEnd } from './lockSession';
@@ -33,6 +33,7 @@ export async function acquireUntilHeld(
   session.enter('acquiring', `acquiring ${key} for ${requester}${owner}`);
   let made = first;
   for (;;) {
+    if (session.deadlockClaim) await confirmDeadlockClaim(session);
     const notice = session.deadlockNotice;
     const lastDenial = session.lastDenial;
     if (notice && lastDenial) {
@@ -61,7 +62,6 @@ export async function acquireUntilHeld(
 
     const attempt = made ? noteAttempt(session, made) : await tryFastPath(session, 'fast path');
     made = null;
-    const attempts = session.attempts;
     if (attempt.granted) return { kind: 'held', lease: attempt.lease };
     const denial = attempt.denial;
     const edges = attempt.waitForEdges ?? [];
@@ -69,6 +69,7 @@ export async function acquireUntilHeld(
 
     const parks = canPark(denial, request.wakeOnRelease);
     const ask = session.noteSituation(denial, parks);
+    const attempts = session.attempts;
     const progress = { attempts, elapsedMs: session.waitedMs() };
     const decided = ask ? await decideAfterDenial(session, denial, edges, parks) : null;
     if (decided === 'woken') {
@@ -120,7 +121,7 @@ export async function acquireUntilHeld(
     }
     // One durable timer that a release signal cuts short.
     if (parks) sessionMetrics.parked(step.sleepMs);
-    await condition(() => session.woken, step.sleepMs, { summary });
+    session.waitEnded(await condition(() => session.woken, step.sleepMs, { summary }));
     if (parks) sessionMetrics.unparked();
     if (workflowInfo().continueAsNewSuggested) return { kind: 'continued', resume: session.resume(null) };
   }

@@ -1,5 +1,7 @@
 import type { DeadlockNotice, SessionOutcome } from '../../policy/session';
 import { cycleThrough, describeCycle, type WaitForEdge, waitingRequester } from '../../policy/waitForGraph';
+import { sleep } from '@temporalio/workflow';
+import { handoffCalls } from '../lockCalls';
 import type { EscalationCause } from './escalation';
 import { leaveQueue } from './fastPath';
 import type { LockSession } from './lockSession';
@@ -13,16 +15,38 @@ import { tellOfDeadlock } from './peerSignals';
 export async function findDeadlock(session: LockSession, edges: WaitForEdge[]): Promise<boolean> {
   const cycle = cycleThrough(session.graphNode, edges);
   if (!cycle) return false;
-  const notice: DeadlockNotice = {
-    cycle: describeCycle(cycle),
-    // One session escalates the cycle; the rule is the same for every member, so they agree.
-    escalator: cycle.map((e) => e.waiter).sort()[0]!,
-    edges: cycle,
-  };
+  const notice = noticeOf(cycle);
   const others = cycle.filter((e) => waitingRequester(e) !== session.requester || e.key !== session.key);
   for (const edge of others) await tellOfDeadlock(edge.key, waitingRequester(edge), notice);
   session.noteDeadlock(notice);
+  // The others check the notice on the lock service's graph before they act: this session keeps its
+  // place (and so the cycle) meanwhile, or the first to look would find it already broken.
+  if (others.length && session.paths.leanWorkflowTasks)
+    await sleep(DEADLOCK_CONFIRM_GRACE_MS, { summary: 'keep the place while the cycle is confirmed' });
   return true;
+}
+
+/** How long the session that found a cycle keeps its place for the others to confirm it. */
+export const DEADLOCK_CONFIRM_GRACE_MS = 2_000;
+
+// One session escalates the cycle; the rule is the same for every member, so they agree.
+function noticeOf(cycle: WaitForEdge[]): DeadlockNotice {
+  return { cycle: describeCycle(cycle), escalator: cycle.map((e) => e.waiter).sort()[0]!, edges: cycle };
+}
+
+/**
+ * Checks a deadlock notice another session sent against the lock service's own holdings and tickets:
+ * the session acts on a cycle through it that the service shows (its own reading of it, escalator
+ * included), never on the notice's words. Returns whether one was confirmed.
+ */
+export async function confirmDeadlockClaim(session: LockSession): Promise<boolean> {
+  const edges = await handoffCalls.waitForEdgesAround.executeWithOptions(
+    { summary: 'check a deadlock notice on the lock service' },
+    [session.graphNode],
+  );
+  const cycle = cycleThrough(session.graphNode, edges);
+  session.deadlockClaimChecked(cycle ? noticeOf(cycle) : null);
+  return cycle !== null;
 }
 
 /**

@@ -39,10 +39,14 @@ import {
   situationOf,
   ticketSpanMs,
   type WaitSituation,
+  wakeChangedNothing,
 } from '../../policy/waiting';
 import type { SessionPaths } from './sessionPaths';
 import { SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
 import { tellParent } from './peerSignals';
+import { deadlockNoticeProblem, overtakingProblem } from '../../policy/noticeShapes';
+import { sessionMetrics } from './metricsSink';
+import type { MessageRefusal } from '../../temporal/sinks';
 
 /**
  * Where a session asks for retry decisions: the model worker's task queue; or the policy, in a local
@@ -80,11 +84,14 @@ export class LockSession {
   private escalationCount = 0;
 
   private wokenByRelease = false;
+  /** The last wait ended by a wake-up rather than its timer (see noteSituation). */
+  private wokenEarly = false;
   /** When the release that woke this session freed the key (lock service clock), to time the hand-off. */
   private releasedAt: number | undefined;
   private releaseAsked = false;
   private operatorAnswer: OperatorDecision | undefined;
   private deadlock: DeadlockNotice | undefined;
+  private deadlockClaimed: DeadlockNotice | undefined;
   private overtaken: Overtaking | undefined;
   private releaseAnswer: ReleaseAnswer | undefined;
   private ended: SessionOutcome | undefined;
@@ -127,6 +134,7 @@ export class LockSession {
       place: null,
       escalation: null,
       ignoredOperatorAnswers: 0,
+      refusedMessages: 0,
     };
     // A session started by the client carries these already; a child started by withLock does not.
     const shown = workflowInfo().typedSearchAttributes;
@@ -250,33 +258,75 @@ export class LockSession {
 
   // ---- What the message handlers are told (each handler is one call) ----
 
-  /** A release freed the key: a session that waits on releases tries at once. */
-  noteRelease(notice: { releasedAt?: unknown } | undefined): void {
+  /**
+   * A release freed the key: a session that waits on releases tries at once. The notice is only a
+   * wake-up (what the key's state is, the next attempt reads); a payload of another shape is refused.
+   */
+  noteRelease(notice: unknown): void {
+    if (notice !== undefined && notice !== null && (typeof notice !== 'object' || Array.isArray(notice)))
+      return this.refused('lockReleased', 'bad-payload', '(input): must be absent or { releasedAt }');
     if (!this.request.wakeOnRelease) return;
     this.wokenByRelease = true;
-    if (typeof notice?.releasedAt === 'number') this.releasedAt = notice.releasedAt;
+    const releasedAt = (notice as { releasedAt?: unknown } | null | undefined)?.releasedAt;
+    if (typeof releasedAt === 'number' && Number.isSafeInteger(releasedAt)) this.releasedAt = releasedAt;
   }
 
-  /** Another member of a wait-for cycle told this session of the deadlock: it acts on it at once. */
-  toldOfDeadlock(notice: DeadlockNotice): void {
-    this.noteDeadlock(notice);
+  /**
+   * Another member of a wait-for cycle told this session of the deadlock: it acts on it at once. A
+   * notice that is not of the documented shape is refused and changes nothing.
+   */
+  toldOfDeadlock(notice: unknown): void {
+    const problem = deadlockNoticeProblem(notice);
+    if (problem) return this.refused('deadlockFound', 'bad-payload', problem);
+    // A notice is a claim: a current run acts on it once the lock service's graph shows the cycle
+    // (confirmDeadlockClaim); runs from before that (0.1.0) believed it.
+    if (this.paths.leanWorkflowTasks) this.deadlockClaimed ??= notice as DeadlockNotice;
+    else this.noteDeadlock(notice as DeadlockNotice);
     this.wokenByRelease = true;
   }
 
-  /** The fairness monitor saw a later arrival put ahead of this waiter: it escalates at once. */
-  toldOvertaken(overtaking: Overtaking): void {
-    this.overtaken ??= overtaking;
+  /** A deadlock notice another session sent, not yet checked against the lock service. */
+  get deadlockClaim(): DeadlockNotice | undefined {
+    return this.deadlockClaimed;
+  }
+
+  /** The claim was checked: confirmed (its cycle as the service shows it is noted) or refused. */
+  deadlockClaimChecked(confirmed: DeadlockNotice | null): void {
+    this.deadlockClaimed = undefined;
+    if (confirmed) this.noteDeadlock(confirmed);
+    else
+      this.refused('deadlockFound', 'not-confirmed', 'the lock service shows no cycle through this session');
+  }
+
+  /**
+   * The fairness monitor saw a later arrival put ahead of this waiter: it escalates at once. A notice
+   * of another shape, or about another waiter or key, is refused and changes nothing.
+   */
+  toldOvertaken(overtaking: unknown): void {
+    const problem = overtakingProblem(overtaking, this.key, this.requester);
+    if (problem) return this.refused('fairnessViolated', 'bad-payload', problem);
+    this.overtaken ??= overtaking as Overtaking;
     this.wokenByRelease = true;
   }
 
-  /** The lease's owner (withLock) asks for the release; a request naming another lease is ignored. */
+  /**
+   * The lease's owner (withLock) asks for the release with the lease's release key; a request without
+   * it, or naming another lease, is refused (logged and counted).
+   */
   askRelease(owner: unknown): void {
     const problem = this.ownerProblem(owner);
-    if (problem) {
-      log.warn('ignored a release request meant for another session', { problem });
-      return;
-    }
+    if (problem) return this.refused('requestRelease', 'not-the-owner', problem);
     this.releaseAsked = true;
+  }
+
+  /**
+   * A message this session will not act on: logged (the problem, never the payload), counted in its
+   * state and in the worker's metrics. A signal has no sender to answer; this is its refusal.
+   */
+  refused(message: string, why: MessageRefusal, problem: string): void {
+    this.current.refusedMessages++;
+    log.warn('refused a message', { message, why, problem: problem.slice(0, 300) });
+    sessionMetrics.messageRefused(message, why);
   }
 
   /** Refuses, before it is accepted, a release update that names another lease. */
@@ -362,9 +412,23 @@ export class LockSession {
     return undefined;
   }
 
-  /** Notes what a denial shows (for rule 4's count); returns whether it calls for a new decision. */
+  /** The wait before the next attempt ended: cut short by a wake-up (true), or at its timer. */
+  waitEnded(byWakeUp: boolean): void {
+    this.wokenEarly = byWakeUp;
+  }
+
+  /**
+   * Notes what a denial shows (for rule 4's count); returns whether it calls for a new decision. An
+   * attempt a wake-up led to that found nothing changed is not counted: a release notice is a claim,
+   * and twenty-five of them must not spend twenty-five retries.
+   */
   noteSituation(denial: Denial, parks: boolean): boolean {
     const seen = situationOf(denial);
+    if (this.wokenEarly && this.paths.leanWorkflowTasks && wakeChangedNothing(this.situation, seen)) {
+      this.current.attempts--;
+      this.refused('lockReleased', 'nothing-changed', `woken while ${seen.holder} still holds`);
+    }
+    this.wokenEarly = false;
     this.unchanged = nothingMoved(this.situation, seen) ? this.unchanged + 1 : 1;
     // Only a parked waiter goes without a decision: one that backs off needs a delay each time.
     const ask = !parks || needsDecision(this.situation, seen);
@@ -522,7 +586,13 @@ export class LockSession {
   }
 
   private ownerProblem(owner: unknown): string | null {
-    return leaseOwnerProblem(owner, this.key, this.requester);
+    const { releaseKeyDigest } = this.request;
+    // Sessions 0.1.0 started (before the release key) are released by name, as their callers do.
+    const byNameAlone = releaseKeyDigest === undefined && !this.paths.leanWorkflowTasks;
+    return leaseOwnerProblem(owner, this.key, this.requester, {
+      ...(releaseKeyDigest ? { releaseKeyDigest } : {}),
+      byNameAlone,
+    });
   }
 
   private checkAnswer(answer: unknown) {

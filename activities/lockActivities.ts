@@ -14,7 +14,7 @@ import type { Metrics } from './metrics';
 import type { ReleaseNotice } from '../temporal/messages';
 import { type SessionWaker, wakeFirstLiving } from './sessionSignals';
 import { edgesAround, type WaitForEdge, waitForEdges } from '../policy/waitForGraph';
-import { describeOvertaking, overtakings } from '../policy/fairness';
+import { describeOvertaking, overtakings, type QueuedTicket } from '../policy/fairness';
 import type { LockRecord } from '../locks/lockService';
 import { type LockStatus, toLockStatus } from '../policy/lockStatus';
 import { nonRetryableOnBadInput } from '../temporal/failures';
@@ -128,6 +128,18 @@ export function createLockActivities({
       return edgesAround(owner, waitForEdges(holdings, waits));
     },
 
+    /**
+     * The key's holder and queue as the lock service shows them now: what a waiter told it was
+     * overtaken checks the notice against before it escalates.
+     */
+    async queueOf(key: string): Promise<{ holder: string | null; queue: QueuedTicket[] }> {
+      const record = await nonRetryableOnBadInput(() => locks.inspect(key));
+      return {
+        holder: record.holder,
+        queue: record.queue.map(({ requester, priority, since }) => ({ requester, priority, since })),
+      };
+    },
+
     /** A key's holder, token, lease time left and queue, read on the lock service's clock (lockctl status). */
     async inspectLock(key: string): Promise<LockStatus> {
       const inspected = await nonRetryableOnBadInput(() => locks.inspect(key));
@@ -155,6 +167,7 @@ export function createLockActivities({
     async releaseLock(
       lease: Pick<Lease, 'key' | 'holder' | 'token'>,
       by: ReleasedBy = 'operator',
+      reason?: string,
     ): Promise<FencedActionResult> {
       gateLeaseAction('release', lease.token);
       // The session's own keeper renews nothing more; an operator's release leaves it to find the loss.
@@ -162,7 +175,15 @@ export function createLockActivities({
       const target: FencedTarget = { key: lease.key, holder: lease.holder, token: lease.token };
       const result = await nonRetryableOnBadInput(() => locks.release(target));
       logLeaseAction(log, locks.backend, 'release', lease, result);
-      if (!result.ok) metrics?.leasesLost.inc({ at: 'release' });
+      if (by === 'operator') {
+        // Taking a lease from its holder is an operator's act: said so, with why, and counted.
+        log.warn(
+          { event: 'lock.force-release', key: lease.key, holder: lease.holder, ok: result.ok, reason },
+          'an operator took a lease away from its holder',
+        );
+        metrics?.forceReleases.inc({ result: result.ok ? 'ok' : 'refused' });
+      }
+      if (!result.ok && by === 'session') metrics?.leasesLost.inc({ at: 'release' });
       if (result.ok) {
         const after = await locks.inspect(lease.key);
         await tellOvertaken(after);

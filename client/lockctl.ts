@@ -207,13 +207,21 @@ program
 
 program
   .command('force-release')
-  .description('release a lease whose session is gone, fenced by its token')
+  .description(
+    "take a lease away from its holder (an operator's act), fenced by its token; logged and counted",
+  )
   .argument('<key>', 'lock key')
   .requiredOption('--holder <id>', 'the holder the lease was granted to')
   .requiredOption('--token <digits>', 'the fencing token the lock service issued')
+  .requiredOption('--reason <text>', 'why the lease is taken away (logged with the release)')
   .action(
-    withClient(async (client, global, key: string, opts: { holder: string; token: string }) =>
-      forceRelease(client, { key, ...opts }, { taskQueue: global.taskQueue }),
+    withClient(async (client, global, key: string, opts: { holder: string; token: string; reason: string }) =>
+      forceRelease(
+        client,
+        { key, holder: opts.holder, token: opts.token },
+        { reason: opts.reason },
+        { taskQueue: global.taskQueue },
+      ),
     ),
   );
 

@@ -19,11 +19,16 @@ import {
   DEFAULT_UI_URL,
   releaseWorkflowId,
 } from '../policy/constants';
-import { FAILURE_TYPES, LeaseActionDeniedError, LockNotAcquiredError } from '../policy/errors';
-import { releaseKeyDigest } from '../policy/releaseKey';
+import {
+  FAILURE_TYPES,
+  InvalidLockRequestError,
+  LeaseActionDeniedError,
+  LockNotAcquiredError,
+} from '../policy/errors';
+import { RELEASE_KEY_MEMO, releaseKeyDigest } from '../policy/releaseKey';
 import {
   type FencedActionResult,
-  fencedTargetSchema,
+  forceReleaseSchema,
   type Lease,
   leaseNamesSchema,
   lockKeySchema,
@@ -79,11 +84,24 @@ export interface StartedAcquisition {
  */
 const releaseKeys = new Map<string, string>();
 
-/** A fresh release key (32 random bytes) and the request that carries only its digest. */
-function withReleaseKey(request: AcquireRequest): { request: AcquireRequest; releaseKey: string } {
+/** The most release keys a process remembers; the oldest go first. */
+const MAX_REMEMBERED_KEYS = 10_000;
+
+/** A fresh release key (32 random bytes), and the memo that carries only its digest. */
+function withReleaseKey(request: AcquireRequest): {
+  request: AcquireRequest;
+  releaseKey: string;
+  memo: Record<string, string>;
+} {
   const releaseKey = randomBytes(32).toString('base64url');
-  releaseKeys.set(acquisitionWorkflowId(request.key, request.requester), releaseKey);
-  return { request: { ...request, releaseKeyDigest: releaseKeyDigest(releaseKey) }, releaseKey };
+  return { request, releaseKey, memo: { [RELEASE_KEY_MEMO]: releaseKeyDigest(releaseKey) } };
+}
+
+/** Remembers the release key of a session this process started (once its start took). */
+function remember(workflowId: string, releaseKey: string): void {
+  releaseKeys.delete(workflowId);
+  releaseKeys.set(workflowId, releaseKey);
+  if (releaseKeys.size > MAX_REMEMBERED_KEYS) releaseKeys.delete(releaseKeys.keys().next().value!);
 }
 
 /** The Temporal Web UI address of a workflow run. */
@@ -148,11 +166,12 @@ export async function startAcquisition(
   input: AcquireRequestInput,
   placement: SessionPlacement = {},
 ): Promise<StartedAcquisition> {
-  const { request, releaseKey } = withReleaseKey(parseAcquireRequest(input));
-  const handle = await client.workflow.start<typeof acquireLock>(
-    'acquireLock',
-    sessionStartOptions(request, placement),
-  );
+  const { request, releaseKey, memo } = withReleaseKey(parseAcquireRequest(input));
+  const handle = await client.workflow.start<typeof acquireLock>('acquireLock', {
+    ...sessionStartOptions(request, placement),
+    memo,
+  });
+  remember(handle.workflowId, releaseKey);
   return startedAcquisition(client, handle.workflowId, handle.firstExecutionRunId, placement, releaseKey);
 }
 
@@ -174,11 +193,11 @@ export async function startAwaitingLease(
   input: AcquireRequestInput,
   placement: SessionPlacement = {},
 ): Promise<AwaitedAcquisition> {
-  const { request, releaseKey } = withReleaseKey(parseAcquireRequest(input));
-  const start = new WithStartWorkflowOperation<typeof acquireLock>(
-    'acquireLock',
-    sessionStartOptions(request, placement),
-  );
+  const { request, releaseKey, memo } = withReleaseKey(parseAcquireRequest(input));
+  const start = new WithStartWorkflowOperation<typeof acquireLock>('acquireLock', {
+    ...sessionStartOptions(request, placement),
+    memo,
+  });
   const wait = await client.workflow
     .startUpdateWithStart(awaitLease, {
       waitForStage: WorkflowUpdateStage.ACCEPTED,
@@ -187,6 +206,7 @@ export async function startAwaitingLease(
     .catch((error: unknown) => askAgainIfStarted(start, error));
   const workflowId = acquisitionWorkflowId(request.key, request.requester);
   const firstRunId = wait?.workflowRunId ?? (await firstRunOf(await start.workflowHandle()));
+  remember(workflowId, releaseKey);
   const first = wait?.result().catch((error: unknown) => askAgainIfStarted(start, error));
   return {
     session: startedAcquisition(client, workflowId, firstRunId, placement, releaseKey),
@@ -323,18 +343,17 @@ export async function release(
     throw new LeaseActionDeniedError(
       `release of ${names.key} for ${names.holder} refused: no release key (the one its acquirer was given, e.g. lockctl release --release-key); an operator takes a lease away with force-release`,
     );
-  const owner = { ...names, releaseKey };
+  const owner = names;
   const handle = client.workflow.getHandle<typeof acquireLock>(sessionId);
   for (let run = 0; run < MAX_RUNS_FOLLOWED; run++) {
     const answer = await unlessEnded(handle, () =>
-      sendPatiently((updateId) => handle.executeUpdate(releaseLease, { args: [owner], updateId })),
+      sendPatiently((updateId) =>
+        handle.executeUpdate(releaseLease, { args: [owner, releaseKey], updateId }),
+      ),
     ).catch(refusedAsDenied);
     // A session that ended (its lease lost, or released already) holds nothing to release.
     if ('status' in answer) return { ok: false, reason: 'not-holding' };
-    if (answer.ok || answer.reason !== 'continued-as-new') {
-      if (releaseKeys.get(sessionId) === releaseKey) releaseKeys.delete(sessionId);
-      return answer;
-    }
+    if (answer.ok || answer.reason !== 'continued-as-new') return answer;
   }
   throw new Error(`session of ${owner.holder} on ${owner.key} continued as new ${MAX_RUNS_FOLLOWED} times`);
 }
@@ -384,21 +403,31 @@ export async function stateOf(client: Client, workflowId: string): Promise<Sessi
 }
 
 /**
- * Releases a lease through a short `releaseLock` workflow, fenced by its token: for a lease whose
- * session is gone (an operator's tool). A session's own lease is released with `release`.
+ * An operator takes a lease away from its holder: a short `releaseLock` workflow releases it, fenced
+ * by its token (a stale token changes nothing), and logs and counts it with `reason`, which is
+ * required. For a lease whose holder is gone or stuck; a holder releases its own with `release`.
  */
 export async function forceRelease(
   client: Client,
   lease: Pick<Lease, 'key' | 'holder' | 'token'>,
+  options: { reason: string },
   placement: SessionPlacement = {},
 ): Promise<FencedActionResult> {
   const { key, holder, token } = lease;
-  const target = parseOrThrow(fencedTargetSchema, { key, holder, token }, 'force-release request');
+  const target = parseOrThrow(
+    forceReleaseSchema,
+    { key, holder, token, reason: options?.reason },
+    'force-release request',
+  );
+  if (target.reason === undefined)
+    throw new InvalidLockRequestError('force-release request', [
+      'reason: must say why the lease is taken away',
+    ]);
   return client.workflow.execute<typeof releaseLock>('releaseLock', {
     taskQueue: placement.taskQueue ?? DEFAULT_TASK_QUEUE,
     workflowId: releaseWorkflowId(target.key, target.holder, target.token),
     args: [target],
-    staticSummary: `release ${target.key} token ${target.token}`,
+    staticSummary: `force-release ${target.key} token ${target.token}`,
   });
 }
 

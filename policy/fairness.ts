@@ -48,3 +48,22 @@ export function describeOvertaking(o: Overtaking): string {
     `was put ahead of ${o.waiter} (queued at ${new Date(o.waiterSince).toISOString()}) on ${o.key}`
   );
 }
+
+/**
+ * Whether the lock service's holder and queue (read after the notice) bear out an overtaking notice:
+ * the waiter is still queued since the time the notice names, and the later arrival either still
+ * stands ahead of it since the time the notice names, or has taken the key meanwhile (the release
+ * that found it woke that arrival first). In the last case the arrival's time is the notice's word:
+ * a false one costs a page, never a lease.
+ */
+export function overtakingConfirmed(
+  claim: Overtaking,
+  service: { holder: string | null; queue: readonly QueuedTicket[] },
+): boolean {
+  const mine = service.queue.findIndex((t) => t.requester === claim.waiter);
+  if (mine < 0 || service.queue[mine]!.since !== claim.waiterSince) return false;
+  if (service.holder === claim.overtakenBy) return true;
+  return service.queue
+    .slice(0, mine)
+    .some((t) => t.requester === claim.overtakenBy && t.since === claim.overtakerSince);
+}

@@ -172,6 +172,22 @@ export const fencedTargetSchema = fencedTargetFields.transform(({ key, holder, t
 }));
 export type FencedTarget = z.output<typeof fencedTargetSchema>;
 
+/**
+ * An operator's force-release: the lease's (key, holder, token) and why it is taken away. The reason
+ * is required of every caller (client, lockctl); runs from before it (0.1.0) carry none.
+ */
+export const forceReleaseSchema = fencedTargetFields
+  .extend({
+    reason: z
+      .string({ error: 'must say why the lease is taken away' })
+      .trim()
+      .min(1, 'must say why the lease is taken away')
+      .max(500, 'must be at most 500 characters')
+      .optional(),
+  })
+  .transform(({ key, holder, token, reason }) => ({ key, holder, token, reason }));
+export type ForceRelease = z.output<typeof forceReleaseSchema>;
+
 /** The fraction of a TTL `leasesRunningLow` looks below: more than nothing, at most the whole TTL. */
 export const fractionLeftSchema = z.number().gt(0).max(1);
 

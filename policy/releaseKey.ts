@@ -32,3 +32,9 @@ export function releaseKeyProblem(releaseKey: unknown, digest: string | undefine
   if (releaseKeyDigest(releaseKey) !== digest) return 'releaseKey: not the release key of this lease';
   return null;
 }
+
+/**
+ * The memo field a session is started with that holds its release key's digest: a memo, not the
+ * request, so a worker of an earlier release (whose request schema is strict) still takes the session.
+ */
+export const RELEASE_KEY_MEMO = 'lockwardenReleaseKeyDigest';

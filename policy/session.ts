@@ -109,16 +109,14 @@ export type SessionNews = Exclude<LeaseAnswer, { status: 'continued-as-new' }>;
 export type ReleaseAnswer = FencedActionResult | { ok: false; reason: 'not-holding' | 'continued-as-new' };
 
 /**
- * Who a caller acting on a session's lease says it is: the key and holder of the lease it means, and
- * the release key its acquirer was given (policy/releaseKey.ts): a name alone releases nothing.
+ * Who a caller acting on a session's lease says it is: the key and holder of the lease it means. The
+ * release key (policy/releaseKey.ts) goes beside it as the message's second argument, which sessions
+ * of 0.1.0 (whose check of this object is strict) ignore: a name alone releases nothing since.
  */
 export interface LeaseOwner {
   key: string;
   holder: string;
-  releaseKey: string;
 }
-
-const OWNER_FIELDS = ['key', 'holder', 'releaseKey'];
 
 /**
  * Why a caller may not act on this session's lease (it names another key or holder, lacks the lease's
@@ -127,17 +125,18 @@ const OWNER_FIELDS = ['key', 'holder', 'releaseKey'];
  */
 export function leaseOwnerProblem(
   input: unknown,
+  releaseKey: unknown,
   key: string,
   requester: string,
   lease: { releaseKeyDigest?: string; byNameAlone?: boolean },
 ): string | null {
   if (typeof input !== 'object' || input === null || Array.isArray(input))
-    return '(input): must be an object { key, holder, releaseKey }';
+    return '(input): must be an object { key, holder }';
   const fields = input as Record<string, unknown>;
   const problems = (['key', 'holder'] as const)
     .filter((name) => typeof fields[name] !== 'string')
     .map((name) => `${name}: must be a string`);
-  const unknownFields = Object.keys(fields).filter((name) => !OWNER_FIELDS.includes(name));
+  const unknownFields = Object.keys(fields).filter((name) => name !== 'key' && name !== 'holder');
   if (unknownFields.length)
     problems.push(`(input): unknown field(s) ${unknownFields.slice(0, 5).join(', ')}`);
   if (problems.length) return problems.join('; ');
@@ -145,7 +144,7 @@ export function leaseOwnerProblem(
   if (owner.key !== key || owner.holder !== requester)
     return `this session is ${JSON.stringify(requester)} on ${JSON.stringify(key)}, not ${quoted(owner.holder)} on ${quoted(owner.key)}`;
   if (lease.byNameAlone) return null;
-  return releaseKeyProblem(owner.releaseKey, lease.releaseKeyDigest);
+  return releaseKeyProblem(releaseKey, lease.releaseKeyDigest);
 }
 
 // A name from a message, shown in a refusal: quoted, and cut short (a message may be megabytes).

@@ -28,15 +28,17 @@ export interface ReleaseNotice {
 
 /**
  * Asks a holding session to release its lease (fire and forget); see `releaseLease` to wait for it.
- * Names the lease's key and holder: a session ignores (and logs) a request meant for another.
+ * Names the lease's key and holder, with the release key its acquirer was given as the second argument:
+ * a session refuses (logs and counts) a request meant for another lease or without the key.
  */
-export const requestRelease = defineSignal<[LeaseOwner]>('requestRelease');
+export const requestRelease = defineSignal<[LeaseOwner, string | undefined]>('requestRelease');
 
 /**
  * Releases the session's lease, fenced by its token, and answers with the lock service's result. Names
- * the lease's key and holder: a session refuses a request meant for another, before accepting it.
+ * the lease's key and holder, with the release key as the second argument: a session refuses a
+ * request meant for another lease, or without the key, before accepting it.
  */
-export const releaseLease = defineUpdate<ReleaseAnswer, [LeaseOwner]>('releaseLease');
+export const releaseLease = defineUpdate<ReleaseAnswer, [LeaseOwner, string | undefined]>('releaseLease');
 
 /** Waits until the session holds the lease (answering it) or has ended without one (answering how). */
 export const awaitLease = defineUpdate<LeaseAnswer>('awaitLease');

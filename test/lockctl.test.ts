@@ -46,7 +46,7 @@ describe('lockctl at the boundary', () => {
     ],
     [
       'a token with a leading zero',
-      ['force-release', 'k', '--holder', 'h', '--token', '01'],
+      ['force-release', 'k', '--holder', 'h', '--token', '01', '--reason', 'gone'],
       'token: must be a positive decimal integer',
     ],
   ];

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { awaitLeaseShowingProgress } from '../client/acquireProgress';
 import { acquire, release, resolve, startAcquisition, stateOf } from '../client/lockwardenClient';
+import { LeaseActionDeniedError } from '../policy/errors';
 import type { SessionRow } from '../client/sessionList';
 import { acquisitionWorkflowId } from '../policy/constants';
 import type { LockStatus } from '../policy/lockStatus';
@@ -136,14 +137,20 @@ describe('lockctl for operators', () => {
         );
         expect(await release(fixture.env.client, holder.lease)).toMatchObject({ ok: true });
         expect(await waiters[0]!.exit).toBe(0);
-        const answer = JSON.parse(waiters[0]!.out.stdout) as { lease: { holder: string; token: string } };
+        type Printed = { lease: { holder: string; token: string }; releaseKey: string };
+        const answer = JSON.parse(waiters[0]!.out.stdout) as Printed;
         expect(answer.lease).toMatchObject({
           holder: 'replica-b',
           token: String(Number(holder.lease.token) + 1),
         });
-        await release(fixture.env.client, { key, holder: 'replica-b' });
+        // lockctl acquire printed the release key: without it, this process may not release.
+        await expect(release(fixture.env.client, { key, holder: 'replica-b' })).rejects.toThrow(
+          LeaseActionDeniedError,
+        );
+        await release(fixture.env.client, { key, holder: 'replica-b' }, { releaseKey: answer.releaseKey });
         expect(await waiters[1]!.exit).toBe(0);
-        await release(fixture.env.client, { key, holder: 'replica-c' });
+        const third = JSON.parse(waiters[1]!.out.stdout) as Printed;
+        await release(fixture.env.client, { key, holder: 'replica-c' }, { releaseKey: third.releaseKey });
       },
     );
   });

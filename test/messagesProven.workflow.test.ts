@@ -5,11 +5,14 @@ import { ApplicationFailure } from '@temporalio/common';
 import {
   acquire,
   acquisitionWorkflowId,
+  forceRelease,
   release,
   startAcquisition,
   stateOf,
 } from '../client/lockwardenClient';
-import { FAILURE_TYPES, LeaseActionDeniedError } from '../policy/errors';
+import pino from 'pino';
+import { createMetrics } from '../activities/metrics';
+import { FAILURE_TYPES, InvalidLockRequestError, LeaseActionDeniedError } from '../policy/errors';
 import type { Lease } from '../policy/lockSchemas';
 import { releaseKeyDigest } from '../policy/releaseKey';
 import {
@@ -118,13 +121,13 @@ describe('messages are claims: sessions and withLock prove them before they act'
       ).rejects.toThrow(/not the release key of this lease/);
       const handle = client.workflow.getHandle(victim);
       const bare = await handle
-        .executeUpdate(releaseLease, { args: [{ key, holder: 'victim' } as never] })
+        .executeUpdate(releaseLease, { args: [{ key, holder: 'victim' }, undefined] })
         .catch((error: unknown) => error);
       expect(bare).toBeInstanceOf(WorkflowUpdateFailedError);
       expect((bare as WorkflowUpdateFailedError).cause).toMatchObject({
         type: FAILURE_TYPES.leaseActionDenied,
       });
-      await handle.signal(requestRelease, { key, holder: 'victim', releaseKey: 'y'.repeat(43) });
+      await handle.signal(requestRelease, { key, holder: 'victim' }, 'y'.repeat(43));
       expect(await phaseOf(victim)).toBe('holding');
       expect((await fixture.locks.inspect(key)).holder).toBe('victim');
       expect(await release(client, { key, holder: 'victim' }, { releaseKey: theirKey })).toMatchObject({
@@ -148,12 +151,12 @@ describe('messages are claims: sessions and withLock prove them before they act'
         for (const payload of [{}, null, 'late', { key, waiter: 'waiter', waiterSince: 'x' }])
           await handle.signal(fairnessViolated, payload as never);
         for (const payload of [null, {}, { key, holder: huge }])
-          await handle.signal(requestRelease, payload as never);
+          await handle.signal(requestRelease, payload as never, huge);
         await handle.signal(lockReleased, 'not a notice' as never);
-        for (const payload of [null, {}, { key: 7 }, { key, holder: huge, releaseKey: huge }])
-          await expect(handle.executeUpdate(releaseLease, { args: [payload as never] })).rejects.toThrow(
-            WorkflowUpdateFailedError,
-          );
+        for (const payload of [null, {}, { key: 7 }, { key, holder: huge }])
+          await expect(
+            handle.executeUpdate(releaseLease, { args: [payload as never, huge] }),
+          ).rejects.toThrow(WorkflowUpdateFailedError);
       }
       await waitFor('every signal refused', async () => {
         const states = await Promise.all(
@@ -189,6 +192,9 @@ describe('messages are claims: sessions and withLock prove them before they act'
         { waiter: 'holder', key: 'elsewhere', holder: 'job-w' },
       ];
       await handle.signal(deadlockFound, { cycle: 'a made-up cycle', escalator: 'nobody', edges });
+      // Well formed, about this waiter, and false: nobody was put ahead of it.
+      const overtaking = { key, waiter: 'waiter', waiterSince: 1, overtakenBy: 'holder', overtakerSince: 2 };
+      await handle.signal(fairnessViolated, overtaking);
       // Twenty-five release notices from anyone, apart (as the probe sent them), while the holder holds.
       for (let i = 0; i < 25; i++) {
         await handle.signal(lockReleased, { releasedAt: Date.now() });
@@ -207,6 +213,32 @@ describe('messages are claims: sessions and withLock prove them before they act'
       await waitFor('the waiter holding', async () => (await phaseOf(waiter.workflowId)) === 'holding');
       await release(client, { key, holder: 'waiter' });
       expect(await handle.result()).toMatchObject({ status: 'released' });
+    });
+  });
+
+  it("takes a lease from its holder only by an operator's force-release, which says why and is counted", async () => {
+    const { client } = fixture.env;
+    const key = unique('forced');
+    const metrics = createMetrics();
+    const lines: Record<string, unknown>[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    await withWorker(fixture.env, { locks: fixture.locks, log, metrics }, async (taskQueue) => {
+      const held = await acquire(client, { key, requester: 'stuck' }, { taskQueue });
+      await expect(forceRelease(client, held.lease, { reason: ' ' }, { taskQueue })).rejects.toThrow(
+        InvalidLockRequestError,
+      );
+      await expect(
+        forceRelease(client, held.lease, undefined as unknown as { reason: string }, { taskQueue }),
+      ).rejects.toThrow(/reason: must say why/);
+      const taken = await forceRelease(client, held.lease, { reason: 'the job is wedged' }, { taskQueue });
+      expect(taken).toMatchObject({ ok: true });
+      expect(lines).toContainEqual(
+        expect.objectContaining({ event: 'lock.force-release', key, reason: 'the job is wedged', ok: true }),
+      );
+      expect(await metrics.registry.getSingleMetricAsString('lockwarden_force_releases_total')).toContain(
+        'lockwarden_force_releases_total{result="ok"} 1',
+      );
+      await expect(held.session.result()).resolves.toMatchObject({ status: 'lease-lost' });
     });
   });
 

@@ -569,7 +569,7 @@ describe('acquisition sessions on the dev server', () => {
       const handle = fixture.env.client.workflow.getHandle(slashInKey.session.workflowId);
       const refusal = await handle
         .executeUpdate(releaseLease, {
-          args: [{ key: `${p}/a`, holder: 'b/c', releaseKey: slashInRequester.session.releaseKey }],
+          args: [{ key: `${p}/a`, holder: 'b/c' }, slashInRequester.session.releaseKey],
         })
         .then(
           () => null,
@@ -577,11 +577,11 @@ describe('acquisition sessions on the dev server', () => {
         );
       expect(refusal).toBe(`release refused: this session is "c" on "${p}/a/b", not "b/c" on "${p}/a"`);
       // A fire-and-forget request naming another lease is ignored.
-      await handle.signal(requestRelease, {
-        key: `${p}/a`,
-        holder: 'b/c',
-        releaseKey: slashInRequester.session.releaseKey,
-      });
+      await handle.signal(
+        requestRelease,
+        { key: `${p}/a`, holder: 'b/c' },
+        slashInRequester.session.releaseKey,
+      );
       expect(await stateOf(fixture.env.client, slashInKey.session.workflowId)).toMatchObject({
         phase: 'holding',
       });

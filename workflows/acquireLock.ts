@@ -65,6 +65,8 @@ export async function acquireLock(input: AcquireRequestInput): Promise<SessionOu
   await session.handOverToNextRun();
   return continueAsNew<typeof acquireLock>({
     ...session.request,
+    // The next run has no memo of its own: the release key's digest goes with the request.
+    ...(session.releaseKeyDigest ? { releaseKeyDigest: session.releaseKeyDigest } : {}),
     budget: session.budget,
     resume: end.resume,
   });

@@ -1,25 +1,27 @@
 import { upsertSearchAttributes } from '@temporalio/workflow';
-import type { FencedActionResult, FencedTarget, Lease } from '../policy/lockSchemas';
+import type { FencedActionResult, ForceRelease, Lease } from '../policy/lockSchemas';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 import { lockCalls } from './lockCalls';
 
 /**
- * Releases a lease, owner-only and fenced by its token: the lock service ignores the release when
- * (holder, token) is no longer current, and the result says why.
+ * An operator's force-release: takes a lease away from its holder, fenced by its token (the lock
+ * service ignores it when (holder, token) is no longer current, and the result says why), with the
+ * operator's reason logged and counted by the release activity.
  */
 export async function releaseLock(
-  input: Pick<Lease, 'key' | 'holder' | 'token'>,
+  input: Pick<Lease, 'key' | 'holder' | 'token'> & { reason?: string },
 ): Promise<FencedActionResult> {
   // Any client may start this workflow with anything: a bad input fails it with a typed failure.
-  const lease = await nonRetryableOnBadInput(() => loadTargetCheck()(input));
+  const { reason, ...lease } = await nonRetryableOnBadInput(() => loadTargetCheck()(input));
   upsertSearchAttributes([
     { key: SEARCH_ATTRIBUTES.lockKey, value: lease.key },
     { key: SEARCH_ATTRIBUTES.lockRequester, value: lease.holder },
   ]);
-  const result = await lockCalls.releaseLock.executeWithOptions({ summary: `release token ${lease.token}` }, [
-    lease,
-  ]);
+  const result = await lockCalls.releaseLock.executeWithOptions(
+    { summary: `force-release token ${lease.token}` },
+    reason === undefined ? [lease] : [lease, 'operator', reason],
+  );
   upsertSearchAttributes([
     { key: SEARCH_ATTRIBUTES.lockState, value: result.ok ? 'released' : 'release-refused' },
   ]);
@@ -27,8 +29,8 @@ export async function releaseLock(
 }
 
 // The target's schema is loaded by this rare workflow alone, not by every session the worker loads.
-function loadTargetCheck(): (input: unknown) => FencedTarget {
+function loadTargetCheck(): (input: unknown) => ForceRelease {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const schemas = require('../policy/lockSchemas') as typeof import('../policy/lockSchemas');
-  return (input) => schemas.parseOrThrow(schemas.fencedTargetSchema, input, 'release request');
+  return (input) => schemas.parseOrThrow(schemas.forceReleaseSchema, input, 'force-release request');
 }

@@ -5,7 +5,6 @@ import {
   log,
   patched,
   proxyActivities,
-  setHandler,
   sleep,
   startChild,
   uuid4,
@@ -16,9 +15,10 @@ import type { AcquireRequestInput } from '../policy/acquireRequest';
 import { acquisitionWorkflowId } from '../policy/constants';
 import { FAILURE_TYPES } from '../policy/errors';
 import type { Lease } from '../policy/lockSchemas';
-import { releaseKeyDigest } from '../policy/releaseKey';
-import type { LeaseOwner, SessionNews, SessionOutcome } from '../policy/session';
-import { lockSessionUpdate, requestRelease } from '../temporal/messages';
+import { RELEASE_KEY_MEMO, releaseKeyDigest } from '../policy/releaseKey';
+import type { SessionNews, SessionOutcome } from '../policy/session';
+import { requestRelease } from '../temporal/messages';
+import { endedBeforeSignal, forget, listenTo } from './sessionNews';
 import { acquireLock } from './acquireLock';
 import { WITHLOCK_STOPS_ON_LOSS } from './patches';
 
@@ -61,14 +61,8 @@ export async function withLock<T>(
   const session = await startChild(acquireLock, {
     workflowId: sessionId,
     ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
-    args: [
-      {
-        ...request,
-        owner,
-        notifyParent: true,
-        ...(releaseKey ? { releaseKeyDigest: releaseKeyDigest(releaseKey) } : {}),
-      },
-    ],
+    args: [{ ...request, owner, notifyParent: true }],
+    ...(releaseKey ? { memo: { [RELEASE_KEY_MEMO]: releaseKeyDigest(releaseKey) } } : {}),
     staticSummary: `acquire ${request.key} for ${request.requester} (for ${workflowInfo().workflowType})`,
   });
   // The session's end, as the server reports it: no other workflow can forge it.
@@ -94,11 +88,7 @@ export async function withLock<T>(
     // A session that lost its lease has ended on its own: there is nothing to release.
     if (!over)
       await session
-        .signal(requestRelease, {
-          key: request.key,
-          holder: request.requester,
-          ...(releaseKey ? { releaseKey } : {}),
-        } as LeaseOwner)
+        .signal(requestRelease, { key: request.key, holder: request.requester }, releaseKey)
         .catch((error: unknown) => {
           // It ended between our check and the signal: its result says how.
           if (!endedBeforeSignal(error)) throw error;
@@ -133,13 +123,24 @@ async function provenLease(
   });
   for (let read = 0; ; read++) {
     const ended = await Promise.race([condition(() => answers.length > read).then(() => null), result]);
-    if (ended) throw notAcquired(request.key, ended);
+    if (ended) throw endedWithoutJob(request.key, ended);
     const news = answers[read]!;
     if (news.status !== 'acquired') continue; // the session's end comes as its result
-    const live = await leaseHeldBy.executeWithOptions(
-      { summary: `check the lease of ${request.requester}` },
-      [request.key, request.requester],
+    // The check stops if the session ends meanwhile (a lock service out of reach may hold it up).
+    const proving = new CancellationScope();
+    const checking = proving.run(() =>
+      leaseHeldBy.executeWithOptions({ summary: `check the lease of ${request.requester}` }, [
+        request.key,
+        request.requester,
+      ]),
     );
+    const first = await Promise.race([checking.then((live) => ({ live })), result.then((end) => ({ end }))]);
+    if ('end' in first) {
+      proving.cancel();
+      checking.catch(() => undefined); // cancelled on purpose
+      throw endedWithoutJob(request.key, first.end);
+    }
+    const { live } = first;
     const claimed = typeof news.lease === 'object' && news.lease !== null ? news.lease.token : undefined;
     if (live && live.token === claimed) return { ...news.lease, ...live };
     log.warn('refused a lease notice the lock service does not bear out', {
@@ -154,6 +155,16 @@ const LEASE_CHECK_OPTIONS = {
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds' },
 } as const;
+
+// A session that ended before the job ran: it lost the lease it held (LeaseLost), or never held one.
+function endedWithoutJob(key: string, outcome: SessionOutcome): ApplicationFailure {
+  if (outcome.status !== 'lease-lost') return notAcquired(key, outcome);
+  return ApplicationFailure.nonRetryable(
+    `lease on ${key} was lost before the job ran: ${outcome.reason}`,
+    FAILURE_TYPES.leaseLost,
+    outcome,
+  );
+}
 
 function notAcquired(key: string, outcome: SessionOutcome): ApplicationFailure {
   return ApplicationFailure.nonRetryable(
@@ -200,31 +211,6 @@ async function untilEnded<T>(work: () => Promise<T>, ended: () => boolean): Prom
   } finally {
     watch.cancel();
   }
-}
-
-// Where each of this workflow's open withLocks collects what its session says: one signal handler
-// for all, so withLocks can nest. Kept on globalThis, which the SDK keeps apart for each workflow
-// (module scope may be shared by the workflows of one worker context).
-interface Listening {
-  __lockwardenSessionNews?: Map<string, SessionNews[]>;
-}
-
-function listenTo(sessionId: string, answers: SessionNews[]): void {
-  const scope = globalThis as Listening;
-  const listening = (scope.__lockwardenSessionNews ??= new Map());
-  listening.set(sessionId, answers);
-  setHandler(lockSessionUpdate, (from, answer) => {
-    listening.get(from)?.push(answer);
-  });
-}
-
-function forget(sessionId: string): void {
-  (globalThis as Listening).__lockwardenSessionNews?.delete(sessionId);
-}
-
-// The failure Temporal answers a signal to a workflow that has already closed.
-function endedBeforeSignal(error: unknown): boolean {
-  return error instanceof ApplicationFailure && error.type === 'ExternalWorkflowExecutionNotFound';
 }
 
 /** Holds a lock for `holdMs` through withLock and returns the lease it held: a job that needs the lock. */

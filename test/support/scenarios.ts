@@ -677,9 +677,9 @@ export const releaseLockFenced = {
     const earlier = await holdOutside(locks, key, 'owner');
     await locks.release(earlier);
     const held = await holdOutside(locks, key, 'owner');
-    const stale = await forceRelease(client, earlier, { taskQueue });
+    const stale = await forceRelease(client, earlier, { reason: 'the holder is gone' }, { taskQueue });
     const holderAfterStale = (await locks.inspect(key)).holder;
-    const current = await forceRelease(client, held, { taskQueue });
+    const current = await forceRelease(client, held, { reason: 'the holder is gone' }, { taskQueue });
     return {
       histories: { 'releaseLock-fenced': releaseWorkflowId(key, 'owner', held.token) },
       tokens: { stale: earlier.token, held: held.token },

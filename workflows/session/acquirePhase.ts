@@ -7,6 +7,7 @@ import { untrustedText } from '../../policy/untrustedText';
 import { canPark } from '../../policy/waiting';
 import { decideAfterDenial, parkStep } from './decideStep';
 import { confirmDeadlockClaim, findDeadlock, settleDeadlock } from './deadlock';
+import { confirmOvertaking } from './fairnessCheck';
 import { awaitOperator, type EscalationCause, pageOnCall, resolvedByAcquisition } from './escalation';
 import { leaveQueue, noteAttempt, tryFastPath } from './fastPath';
 import type { LockSession, PhaseEnd } from './lockSession';
@@ -34,6 +35,7 @@ export async function acquireUntilHeld(
   let made = first;
   for (;;) {
     if (session.deadlockClaim) await confirmDeadlockClaim(session);
+    if (session.overtakingClaim) await confirmOvertaking(session);
     const notice = session.deadlockNotice;
     const lastDenial = session.lastDenial;
     if (notice && lastDenial) {

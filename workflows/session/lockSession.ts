@@ -45,6 +45,7 @@ import type { SessionPaths } from './sessionPaths';
 import { SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
 import { tellParent } from './peerSignals';
 import { deadlockNoticeProblem, overtakingProblem } from '../../policy/noticeShapes';
+import { RELEASE_KEY_MEMO } from '../../policy/releaseKey';
 import { sessionMetrics } from './metricsSink';
 import type { MessageRefusal } from '../../temporal/sinks';
 
@@ -93,6 +94,7 @@ export class LockSession {
   private deadlock: DeadlockNotice | undefined;
   private deadlockClaimed: DeadlockNotice | undefined;
   private overtaken: Overtaking | undefined;
+  private overtakingClaimed: Overtaking | undefined;
   private releaseAnswer: ReleaseAnswer | undefined;
   private ended: SessionOutcome | undefined;
   /** Set when this run continues as new: waiting updates answer so, and the caller asks the next run. */
@@ -143,6 +145,12 @@ export class LockSession {
       { key: SEARCH_ATTRIBUTES.lockRequester, value: request.requester },
     ].filter(({ key, value }) => shown.get(key) !== value);
     if (names.length) upsertSearchAttributes(names);
+  }
+
+  /** The digest of this lease's release key (see policy/releaseKey.ts), if the session has one. */
+  get releaseKeyDigest(): string | undefined {
+    const memo = workflowInfo().memo?.[RELEASE_KEY_MEMO];
+    return this.request.releaseKeyDigest ?? (typeof memo === 'string' ? memo : undefined);
   }
 
   // ---- What the phases read ----
@@ -305,16 +313,31 @@ export class LockSession {
   toldOvertaken(overtaking: unknown): void {
     const problem = overtakingProblem(overtaking, this.key, this.requester);
     if (problem) return this.refused('fairnessViolated', 'bad-payload', problem);
-    this.overtaken ??= overtaking as Overtaking;
+    // A claim, checked on the lock service's queue (confirmOvertaking) by current runs.
+    if (this.paths.leanWorkflowTasks) this.overtakingClaimed ??= overtaking as Overtaking;
+    else this.overtaken ??= overtaking as Overtaking;
     this.wokenByRelease = true;
+  }
+
+  /** An overtaking notice not yet checked against the lock service. */
+  get overtakingClaim(): Overtaking | undefined {
+    return this.overtakingClaimed;
+  }
+
+  /** The claim was checked: confirmed (the waiter escalates) or refused. */
+  overtakingClaimChecked(confirmed: boolean): void {
+    const claim = this.overtakingClaimed;
+    this.overtakingClaimed = undefined;
+    if (confirmed && claim) this.overtaken ??= claim;
+    else this.refused('fairnessViolated', 'not-confirmed', "the lock service's queue does not show it");
   }
 
   /**
    * The lease's owner (withLock) asks for the release with the lease's release key; a request without
    * it, or naming another lease, is refused (logged and counted).
    */
-  askRelease(owner: unknown): void {
-    const problem = this.ownerProblem(owner);
+  askRelease(owner: unknown, releaseKey: unknown): void {
+    const problem = this.ownerProblem(owner, releaseKey);
     if (problem) return this.refused('requestRelease', 'not-the-owner', problem);
     this.releaseAsked = true;
   }
@@ -330,8 +353,8 @@ export class LockSession {
   }
 
   /** Refuses, before it is accepted, a release update that names another lease. */
-  refuseOtherOwner(owner: unknown): void {
-    const problem = this.ownerProblem(owner);
+  refuseOtherOwner(owner: unknown, releaseKey: unknown): void {
+    const problem = this.ownerProblem(owner, releaseKey);
     if (problem)
       throw ApplicationFailure.nonRetryable(`release refused: ${problem}`, FAILURE_TYPES.leaseActionDenied);
   }
@@ -585,11 +608,13 @@ export class LockSession {
     return this.current.escalation;
   }
 
-  private ownerProblem(owner: unknown): string | null {
-    const { releaseKeyDigest } = this.request;
+  private ownerProblem(owner: unknown, releaseKey: unknown): string | null {
+    // The digest comes with the start, in the memo (which only the starter sets), or, in a run
+    // continued as new, in the request its previous run handed over.
+    const releaseKeyDigest = this.releaseKeyDigest;
     // Sessions 0.1.0 started (before the release key) are released by name, as their callers do.
     const byNameAlone = releaseKeyDigest === undefined && !this.paths.leanWorkflowTasks;
-    return leaseOwnerProblem(owner, this.key, this.requester, {
+    return leaseOwnerProblem(owner, releaseKey, this.key, this.requester, {
       ...(releaseKeyDigest ? { releaseKeyDigest } : {}),
       byNameAlone,
     });

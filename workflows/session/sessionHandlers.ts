@@ -70,7 +70,7 @@ export function installSessionHandlers(slot: SessionSlot): void {
   // caller asks the next run (the client follows the chain).
   setHandler(awaitLease, async () => (await slot.ready()).awaitLease());
   setHandler(releaseLease, async () => (await slot.ready()).releaseLease(), {
-    validator: (owner) => slot.session?.refuseOtherOwner(owner),
+    validator: (owner, releaseKey) => slot.session?.refuseOtherOwner(owner, releaseKey),
   });
 }
 
@@ -79,6 +79,6 @@ function installSignalHandlers(session: LockSession): void {
   setHandler(lockReleased, (notice) => session.noteRelease(notice));
   setHandler(deadlockFound, (notice) => session.toldOfDeadlock(notice));
   setHandler(fairnessViolated, (overtaking) => session.toldOvertaken(overtaking));
-  setHandler(requestRelease, (owner) => session.askRelease(owner));
+  setHandler(requestRelease, (owner, releaseKey) => session.askRelease(owner, releaseKey));
   setHandler(resolveEscalationSignal, (answer) => session.operatorAnswerSignalled(answer));
 }

@@ -1,3 +1,4 @@
+import { CorruptLockStateError } from '../policy/errors';
 import { type EventEmitter, once } from 'node:events';
 import { Etcd3, type IKeyValue } from 'etcd3';
 import {
@@ -160,7 +161,7 @@ export class EtcdLockService implements LockService {
     const kvs = (await this.client.getAll().prefix(LEASE_PREFIX).exec()).kvs;
     return Promise.all(
       kvs.map(async (kv) => {
-        const value = JSON.parse(kv.value.toString()) as LeaseValue;
+        const value = storedJson<LeaseValue>(kv);
         return {
           key: decodeURIComponent(kv.key.toString().slice(LEASE_PREFIX.length)),
           holder: value.holder,
@@ -223,7 +224,7 @@ export class EtcdLockService implements LockService {
     const now = Date.now();
     const leases = await Promise.all(
       kvs.map(async (kv): Promise<LowLease> => {
-        const value = JSON.parse(kv.value.toString()) as LeaseValue;
+        const value = storedJson<LeaseValue>(kv);
         // Whole seconds, rounded down (0: under a second left); -1 once the lease has gone.
         const { TTL } = await this.client.leaseClient.leaseTimeToLive({ ID: kv.lease });
         const remainingMs = Number(TTL) * 1000;
@@ -324,7 +325,7 @@ export class EtcdLockService implements LockService {
 
   private async readLease(key: string): Promise<{ kv: IKeyValue; value: LeaseValue } | null> {
     const kv = (await this.client.get(leaseKeyOf(key)).exec()).kvs[0];
-    return kv ? { kv, value: JSON.parse(kv.value.toString()) as LeaseValue } : null;
+    return kv ? { kv, value: storedJson<LeaseValue>(kv) } : null;
   }
 
   private async ticketsOf(key: string): Promise<(Ticket & { lease: string })[]> {
@@ -367,7 +368,7 @@ function ticketsFrom(kvs: IKeyValue[]): (Ticket & { lease: string })[] {
   return sinceInArrivalOrder(
     kvs
       .map((kv) => {
-        const value = JSON.parse(kv.value.toString()) as { priority: number; since?: number; owner?: string };
+        const value = storedJson<{ priority: number; since?: number; owner?: string }>(kv);
         return {
           requester: decodeURIComponent(kv.key.toString().split('/').pop()!),
           priority: value.priority,
@@ -397,4 +398,29 @@ function sinceInArrivalOrder<T extends Ticket>(queue: T[]): T[] {
     latest.set(ticket.priority, since);
     return { ...ticket, since };
   });
+}
+
+/**
+ * A value lockwarden stored under one of its etcd keys, parsed; one that is not JSON was written by
+ * something else, and is a CorruptLockState failure naming the lock key, not a crash.
+ */
+function storedJson<T>(kv: IKeyValue): T {
+  try {
+    return JSON.parse(kv.value.toString()) as T;
+  } catch {
+    const name =
+      kv.key
+        .toString()
+        .replace(/^lockwarden\/[a-z]+\//, '')
+        .split('/')[0] ?? '';
+    throw new CorruptLockStateError(safeDecode(name), ['its stored value is not JSON']);
+  }
+}
+
+function safeDecode(name: string): string {
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
+  }
 }

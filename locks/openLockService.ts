@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { describeIssues, InvalidConfigurationError } from '../policy/errors';
+import { checkedLockService } from './checkedLockService';
 import type { LockService } from './lockService';
 import { withDriver } from './optionalDrivers';
 import { SqliteLockService } from './sqliteLockService';
@@ -37,7 +38,9 @@ function parseBackend(url: string) {
 }
 
 /**
- * Opens the lock service a URL names; throws InvalidConfiguration naming the URL's problem. Redlock
+ * Opens the lock service a URL names, every answer of it checked (checkedLockService: a record
+ * lockwarden did not write is a CorruptLockState failure); throws InvalidConfiguration naming the
+ * URL's problem. Redlock
  * (several independent Redis masters) is deliberately not offered: it issues no fencing tokens and
  * its safety rests on bounded clock drift and pauses, which is what lockwarden exists not to assume.
  */
@@ -45,6 +48,11 @@ export async function openLockService(
   url: string,
   options: { maxTtlMs?: number } = {},
 ): Promise<LockService> {
+  return checkedLockService(await openBackend(url, options));
+}
+
+// The backend a URL names, unwrapped.
+async function openBackend(url: string, options: { maxTtlMs?: number }): Promise<LockService> {
   const parsed = lockServiceUrlSchema.safeParse(url);
   if (!parsed.success) {
     throw new InvalidConfigurationError(

@@ -17,6 +17,7 @@ import {
   waiterSchema,
   type WaiterRef,
 } from '../policy/lockSchemas';
+import { CorruptLockStateError } from '../policy/errors';
 import { type Ticket, waitersOf } from './grantRules';
 import type { LockRecord, LockService, LowLease, StalledQueue } from './lockService';
 import { ACQUIRE, INSPECT, POSITION, RELEASE, RENEW, RUNNING_LOW, SNAPSHOT, STALLED } from './redisScripts';
@@ -39,6 +40,14 @@ const keysOf = (key: string) => ({
   waiterOwner: `lockwarden:waiter-owner:${key}`,
 });
 const ALL_KEYS = 'lockwarden:keys';
+
+/** Redis's replies that mean a stored value is not what lockwarden wrote there. */
+const NOT_OURS = /^(WRONGTYPE|ERR value is not an integer|ERR (user_script|Error running script))/;
+
+/** The lock key a Redis key of lockwarden's names, for a CorruptLockState failure. */
+function lockKeyOf(redisKey: string | undefined): string {
+  return redisKey?.replace(/^lockwarden:[a-z-]+:/, '') ?? '(unknown key)';
+}
 const WAITER_SEQ = 'lockwarden:waiter-seq';
 
 /**
@@ -267,7 +276,14 @@ export class RedisLockService implements LockService {
     try {
       return (await this.client.evalSha(sha, { keys, arguments: args })) as Reply;
     } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      if (!(error instanceof Error)) throw error;
+      // Redis says what went wrong in its reply's first word: a value of another type under one of
+      // lockwarden's names, or one a script cannot read, is not lockwarden's, and no retry mends it.
+      if (NOT_OURS.test(error.message))
+        throw new CorruptLockStateError(lockKeyOf(keys[0]), [
+          `Redis answered ${error.message.slice(0, 200)}`,
+        ]);
+      if (!error.message.startsWith('NOSCRIPT')) throw error;
       this.shas.delete(script);
       return this.run(script, keys, args);
     }

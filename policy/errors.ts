@@ -12,6 +12,7 @@ export const FAILURE_TYPES = {
   leaseActionDenied: 'LeaseActionDenied',
   invalidOperatorAnswer: 'InvalidOperatorAnswer',
   missingDriver: 'MissingDriver',
+  corruptLockState: 'CorruptLockState',
 } as const;
 
 /** Thrown when a lock request fails validation; the message names each bad field and what is accepted. */
@@ -78,12 +79,33 @@ export function isLeaseActionDenied(error: unknown): error is LeaseActionDeniedE
   return error instanceof Error && error.name === FAILURE_TYPES.leaseActionDenied;
 }
 
+/**
+ * Thrown when what a lock service holds for a key is not what lockwarden wrote (another program's
+ * value under its names, a hand edit, a type the backend cannot read): no retry mends it, and it is
+ * not an outage. Names the key and what was wrong; an operator repairs or removes the record.
+ */
+export class CorruptLockStateError extends Error {
+  override readonly name = FAILURE_TYPES.corruptLockState;
+  constructor(
+    readonly key: string,
+    readonly problems: string[],
+  ) {
+    super(`the lock service's record of ${JSON.stringify(key)} is not lockwarden's: ${problems.join('; ')}`);
+  }
+}
+
+/** Type guard for {@link CorruptLockStateError}, also across a serialization boundary (by name). */
+export function isCorruptLockState(error: unknown): error is CorruptLockStateError {
+  return error instanceof Error && error.name === FAILURE_TYPES.corruptLockState;
+}
+
 /** Error type names that retrying cannot fix; activities and workflows declare them non-retryable. */
 export const NON_RETRYABLE_ERROR_TYPES = [
   FAILURE_TYPES.invalidLockRequest,
   FAILURE_TYPES.invalidConfiguration,
   FAILURE_TYPES.leaseActionDenied,
   FAILURE_TYPES.missingDriver,
+  FAILURE_TYPES.corruptLockState,
 ];
 
 /** Renders zod issues as `path: message` lines, the form every typed error above carries. */

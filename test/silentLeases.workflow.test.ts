@@ -1,5 +1,6 @@
 import { Worker } from '@temporalio/worker';
 import { acquire, acquisitionWorkflowId, startAcquisition, stateOf } from '../client/lockwardenClient';
+import { sessionState } from '../temporal/messages';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 import { createMetrics } from '../activities/metrics';
 import { createSessionWaker } from '../activities/sessionSignals';
@@ -94,16 +95,28 @@ describe('the sweep and a silent keeper', () => {
     const waker = createSessionWaker(client, silentLog);
     await locks.tryAcquire({ key, requester: 'holder', ttlMs: 60_000 });
     const token = (await locks.inspect(key)).token!;
-    // Any client of the namespace can start any workflow with any search attribute; nobody runs it.
-    const impostor = await client.workflow.start('impostor', {
-      taskQueue: unique('nobody-polls'),
-      workflowId: acquisitionWorkflowId(key, 'holder'),
-      typedSearchAttributes: [{ key: SEARCH_ATTRIBUTES.lockState, value: 'holding' }],
+    // Any client of the namespace can start any workflow under a session's id, with any search
+    // attribute, and have it answer the state query as a holding session would.
+    const taskQueue = unique('impostor');
+    const worker = await Worker.create({
+      connection: fixture.env.nativeConnection,
+      taskQueue,
+      workflowsPath: require.resolve('./support/userWorkflows'),
+      activities: { exportBatch: async () => 'unused' },
     });
-    try {
-      expect(await waker.holds(key, 'holder', token)).toBe(false);
-    } finally {
-      await impostor.terminate('test over');
-    }
+    await worker.runUntil(async () => {
+      const impostor = await client.workflow.start('impostorSession', {
+        taskQueue,
+        workflowId: acquisitionWorkflowId(key, 'holder'),
+        args: [token],
+        typedSearchAttributes: [{ key: SEARCH_ATTRIBUTES.lockState, value: 'holding' }],
+      });
+      try {
+        expect(await impostor.query(sessionState)).toMatchObject({ phase: 'holding', lease: { token } });
+        expect(await waker.holds(key, 'holder', token)).toBe(false);
+      } finally {
+        await impostor.terminate('test over');
+      }
+    });
   });
 });

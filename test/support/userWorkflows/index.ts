@@ -1,6 +1,7 @@
 // A user's own workflows module, as in README "Using it from your own worker": a job that needs a
 // lock, written with withLock, and an activity of the user's that writes with the lease's token.
-import { proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
+import { condition, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import { sessionState } from '../../../temporal/messages';
 import { withLock } from '../../../workflows/withLock';
 
 /** The user's own activity. */
@@ -52,4 +53,13 @@ export async function transferBetween(input: {
       second: inner.token,
     }));
   });
+}
+
+/**
+ * Not a session: a workflow any client of the namespace could start under a session's id, answering
+ * the `state` query as a holding session would (the sweep must not take its word).
+ */
+export async function impostorSession(token: string): Promise<void> {
+  setHandler(sessionState, () => ({ phase: 'holding', lease: { token } }) as never);
+  await condition(() => false, '1 hour');
 }

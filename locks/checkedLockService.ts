@@ -70,27 +70,41 @@ function checked<T>(schema: z.ZodType<T>, answer: unknown, key: (answer: unknown
   throw new CorruptLockStateError(key(answer), describeIssues(result.error));
 }
 
-// In a list, the key of the entry the first problem is in.
-function keyInList(answer: unknown, issues: z.ZodError | undefined): string {
-  const index = issues?.issues[0]?.path[0];
-  const entry = Array.isArray(answer) && typeof index === 'number' ? answer[index] : undefined;
-  const key = (entry as { key?: unknown } | undefined)?.key;
-  return typeof key === 'string' ? key : '(unknown key)';
-}
-
-function checkedList<T>(schema: z.ZodType<T>, answer: unknown): T[] {
-  const result = z.array(schema).safeParse(answer);
-  if (result.success) return result.data;
-  throw new CorruptLockStateError(keyInList(answer, result.error), describeIssues(result.error));
+/**
+ * A list read (every holding, ticket, stalled queue or low lease), entry by entry: an entry that is
+ * not lockwarden's is left out and reported to `onCorrupt`, so one bad record stops no one else's
+ * wait-for graph or sweep (a read of that key itself still fails).
+ */
+function checkedList<T>(
+  schema: z.ZodType<T>,
+  answer: unknown[],
+  onCorrupt: (error: CorruptLockStateError) => void,
+): T[] {
+  return answer.flatMap((entry) => {
+    const result = schema.safeParse(entry);
+    if (result.success) return [result.data];
+    const key = (entry as { key?: unknown } | null)?.key;
+    onCorrupt(
+      new CorruptLockStateError(
+        typeof key === 'string' ? key : '(unknown key)',
+        describeIssues(result.error),
+      ),
+    );
+    return [];
+  });
 }
 
 /**
  * `inner`, with every lease, denial, record, holding, ticket and fenced result it answers parsed
  * against lockwarden's schemas: a value lockwarden did not write (a token that is not a token, a
  * holder name with control characters, a negative time) is a CorruptLockState failure naming the key,
- * never a lease, and never an outage that a retry would wait out. openLockService wraps every backend.
+ * never a lease, and never an outage that a retry would wait out; a list read leaves such entries out
+ * and reports each to `onCorrupt`. openLockService wraps every backend.
  */
-export function checkedLockService(inner: LockService): LockService {
+export function checkedLockService(
+  inner: LockService,
+  onCorrupt: (error: CorruptLockStateError) => void = () => undefined,
+): LockService {
   return {
     backend: inner.backend,
     minTtlMs: inner.minTtlMs,
@@ -111,16 +125,16 @@ export function checkedLockService(inner: LockService): LockService {
     },
     leave: (waiter) => inner.leave(waiter),
     async holdings() {
-      return checkedList(holdingSchema, await inner.holdings());
+      return checkedList(holdingSchema, await inner.holdings(), onCorrupt);
     },
     async waits() {
-      return checkedList(waitSchema, await inner.waits());
+      return checkedList(waitSchema, await inner.waits(), onCorrupt);
     },
     async stalledQueues() {
-      return checkedList(stalledSchema, await inner.stalledQueues());
+      return checkedList(stalledSchema, await inner.stalledQueues(), onCorrupt);
     },
     async leasesRunningLow(fractionLeft) {
-      return checkedList(lowLeaseSchema, await inner.leasesRunningLow(fractionLeft));
+      return checkedList(lowLeaseSchema, await inner.leasesRunningLow(fractionLeft), onCorrupt);
     },
     close: () => inner.close(),
   };

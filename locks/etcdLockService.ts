@@ -158,7 +158,7 @@ export class EtcdLockService implements LockService {
   }
 
   async holdings(): Promise<Holding[]> {
-    const kvs = (await this.client.getAll().prefix(LEASE_PREFIX).exec()).kvs;
+    const kvs = (await this.client.getAll().prefix(LEASE_PREFIX).exec()).kvs.filter(storedByUs);
     return Promise.all(
       kvs.map(async (kv) => {
         const value = storedJson<LeaseValue>(kv);
@@ -174,7 +174,7 @@ export class EtcdLockService implements LockService {
   }
 
   async waits(): Promise<Wait[]> {
-    const kvs = (await this.client.getAll().prefix(WAIT_PREFIX).exec()).kvs;
+    const kvs = (await this.client.getAll().prefix(WAIT_PREFIX).exec()).kvs.filter(storedByUs);
     const byKey = new Map<string, IKeyValue[]>();
     for (const kv of kvs) {
       const [encodedKey] = kv.key.toString().slice(WAIT_PREFIX.length).split('/');
@@ -220,7 +220,7 @@ export class EtcdLockService implements LockService {
    */
   async leasesRunningLow(fractionLeft: number): Promise<LowLease[]> {
     const fraction = parseOrThrow(fractionLeftSchema, fractionLeft, 'leasesRunningLow fraction');
-    const kvs = (await this.client.getAll().prefix(LEASE_PREFIX).exec()).kvs;
+    const kvs = (await this.client.getAll().prefix(LEASE_PREFIX).exec()).kvs.filter(storedByUs);
     const now = Date.now();
     const leases = await Promise.all(
       kvs.map(async (kv): Promise<LowLease> => {
@@ -414,6 +414,19 @@ function storedJson<T>(kv: IKeyValue): T {
         .replace(/^lockwarden\/[a-z]+\//, '')
         .split('/')[0] ?? '';
     throw new CorruptLockStateError(safeDecode(name), ['its stored value is not JSON']);
+  }
+}
+
+/**
+ * Whether a value is one lockwarden could have stored (JSON). A list read (every holding, every
+ * ticket) leaves the others out rather than fail for everyone; a read of that key still refuses it.
+ */
+function storedByUs(kv: IKeyValue): boolean {
+  try {
+    JSON.parse(kv.value.toString());
+    return true;
+  } catch {
+    return false;
   }
 }
 

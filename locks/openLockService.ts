@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { describeIssues, InvalidConfigurationError } from '../policy/errors';
+import { type CorruptLockStateError, describeIssues, InvalidConfigurationError } from '../policy/errors';
 import { checkedLockService } from './checkedLockService';
 import type { LockService } from './lockService';
 import { withDriver } from './optionalDrivers';
@@ -46,9 +46,10 @@ function parseBackend(url: string) {
  */
 export async function openLockService(
   url: string,
-  options: { maxTtlMs?: number } = {},
+  options: { maxTtlMs?: number; onCorrupt?: (error: CorruptLockStateError) => void } = {},
 ): Promise<LockService> {
-  return checkedLockService(await openBackend(url, options));
+  const { onCorrupt, ...backendOptions } = options;
+  return checkedLockService(await openBackend(url, backendOptions), onCorrupt);
 }
 
 // The backend a URL names, unwrapped.

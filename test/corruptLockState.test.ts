@@ -15,7 +15,12 @@ const HOSTILE_HOLDER = 'h\u001b[2J\u001b]0;pwned\u0007';
 const FUTURE = Date.now() + 3_600_000;
 
 /** Each backend with a way to plant, under its own names, a record lockwarden would never write. */
-const plants: { backend: string; url: () => string; plant: (key: string) => Promise<void> }[] = [];
+const plants: {
+  backend: string;
+  url: () => string;
+  plant: (key: string) => Promise<void>;
+  unplant: (key: string) => Promise<void>;
+}[] = [];
 
 const sqliteFile = freshSqlitePath();
 plants.push({
@@ -28,6 +33,11 @@ plants.push({
     ).run(key, HOSTILE_HOLDER, FUTURE);
     db.close();
   },
+  async unplant(key) {
+    const db = new Database(sqliteFile);
+    db.prepare('DELETE FROM lock_leases WHERE key = ?').run(key);
+    db.close();
+  },
 });
 plants.push({
   backend: 'redis',
@@ -37,6 +47,12 @@ plants.push({
     await client.connect();
     // Another program's plain string where lockwarden keeps a hash.
     await client.set(`lockwarden:lease:${key}`, 'not-a-hash');
+    await client.quit();
+  },
+  async unplant(key) {
+    const client = createClient({ url: SERVER_URLS.redis });
+    await client.connect();
+    await client.del(`lockwarden:lease:${key}`);
     await client.quit();
   },
 });
@@ -52,6 +68,12 @@ plants.push({
     );
     await client.end();
   },
+  async unplant(key) {
+    const client = new PgClient({ connectionString: SERVER_URLS.postgres });
+    await client.connect();
+    await client.query('DELETE FROM lockwarden_leases WHERE key = $1', [key]);
+    await client.end();
+  },
 });
 plants.push({
   backend: 'etcd',
@@ -61,15 +83,22 @@ plants.push({
     await client.put(`${LEASE_PREFIX}${encodeURIComponent(key)}`).value('not json');
     client.close();
   },
+  async unplant(key) {
+    const client = new Etcd3({ hosts: SERVER_URLS.etcd.replace('etcd://', 'http://') });
+    await client.delete().key(`${LEASE_PREFIX}${encodeURIComponent(key)}`);
+    client.close();
+  },
 });
 
-describe.each(plants)('a record lockwarden did not write on $backend', ({ backend, url, plant }) => {
-  it('is refused as CorruptLockState naming the key, at every read of it', async () => {
-    const locks = await openLockService(url(), { maxTtlMs: 60_000 });
+describe.each(plants)('a record lockwarden did not write on $backend', ({ backend, url, plant, unplant }) => {
+  it('is refused as CorruptLockState naming the key at every read of it, and left out of every list', async () => {
+    const reported: string[] = [];
+    const onCorrupt = (error: CorruptLockStateError) => reported.push(error.key);
+    const locks = await openLockService(url(), { maxTtlMs: 60_000, onCorrupt });
+    const key = unique(`corrupt-${backend}`);
     try {
       // The service creates its tables on open; the planted record goes in beside lockwarden's.
       await locks.inspect(unique('warm-up'));
-      const key = unique(`corrupt-${backend}`);
       await plant(key);
       const reads = [
         () => locks.inspect(key),
@@ -81,12 +110,20 @@ describe.each(plants)('a record lockwarden did not write on $backend', ({ backen
         expect(failure).toBeInstanceOf(CorruptLockStateError);
         expect((failure as CorruptLockStateError).key).toBe(key);
       }
-      // A key nobody tampered with is served as ever.
+      // A key nobody tampered with is served as ever, and the lists go on without the bad record.
       const clean = unique('clean');
       expect(await locks.tryAcquire({ key: clean, requester: 'someone', ttlMs: 5_000 })).toMatchObject({
         granted: true,
       });
+      const held = (await locks.holdings()).map((h) => h.key);
+      expect(held).toContain(clean);
+      expect(held).not.toContain(key);
+      expect((await locks.leasesRunningLow(1)).map((l) => l.key)).not.toContain(key);
+      // The SQL backends list it and the check leaves it out (reported); etcd and Redis skip it.
+      if (backend === 'sqlite' || backend === 'postgres') expect(reported).toContain(key);
+      await locks.release({ key: clean, holder: 'someone', token: (await locks.inspect(clean)).token! });
     } finally {
+      await unplant(key);
       await locks.close();
     }
   });
@@ -97,8 +134,8 @@ describe('a Redis lease whose token is not a token', () => {
     const locks = await openLockService(SERVER_URLS.redis, { maxTtlMs: 60_000 });
     const client = createClient({ url: SERVER_URLS.redis });
     await client.connect();
+    const key = unique('not-a-token');
     try {
-      const key = unique('not-a-token');
       await client.hSet(`lockwarden:lease:${key}`, {
         holder: 'me',
         token: 'not-a-token',
@@ -111,6 +148,7 @@ describe('a Redis lease whose token is not a token', () => {
         CorruptLockStateError,
       );
     } finally {
+      await client.del(`lockwarden:lease:${key}`);
       await client.quit();
       await locks.close();
     }

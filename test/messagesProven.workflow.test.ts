@@ -2,6 +2,7 @@
 // service, only the holder lets go, and every message is checked before anything acts on it.
 import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import {
   acquire,
   acquisitionWorkflowId,
@@ -33,9 +34,8 @@ describe('messages are claims: sessions and withLock prove them before they act'
   const phaseOf = async (workflowId: string) => (await stateOf(fixture.env.client, workflowId)).phase;
   const failedTasks = async (workflowId: string) => {
     const history = await fixture.env.client.workflow.getHandle(workflowId).fetchHistory();
-    return (history.events ?? []).filter(
-      (e) => String(e.eventType) === 'EVENT_TYPE_WORKFLOW_TASK_FAILED' || e.eventType === 8,
-    ).length;
+    const failed = temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED;
+    return (history.events ?? []).filter((e) => e.eventType === failed).length;
   };
 
   it('withLock runs its job only with the lease the lock service shows, never a token from a forged notice', async () => {
@@ -60,8 +60,12 @@ describe('messages are claims: sessions and withLock prove them before they act'
       };
       await job.signal(lockSessionUpdate, sessionId, { status: 'acquired', lease });
       await job.signal(lockSessionUpdate, sessionId, { status: 'acquired', lease: null as never });
+      for (const junk of [null, {}, 'x', 42, { status: 'x'.repeat(200_000) }])
+        await job.signal(lockSessionUpdate, sessionId, junk as never);
+      await job.signal(lockSessionUpdate, null as never, null as never);
       await new Promise((r) => setTimeout(r, 1_500));
       expect((await job.describe()).status.name).toBe('RUNNING');
+      expect(await failedTasks(job.workflowId)).toBe(0);
       expect(await phaseOf(sessionId)).toBe('queued');
       await release(client, other.lease);
       const held = await job.result();

@@ -32,7 +32,12 @@ async function main(): Promise<void> {
       ? { telemetryOptions: { metrics: { prometheus: { bindAddress: sdkMetricsAddress } } } }
       : {}),
   });
-  const locks = await openLockService(config.lockServiceUrl, { maxTtlMs: config.lockMaxTtlMs });
+  const locks = await openLockService(config.lockServiceUrl, {
+    maxTtlMs: config.lockMaxTtlMs,
+    // A record lockwarden did not write is left out of the sweep's and the graph's lists: said here.
+    onCorrupt: (error) =>
+      log.error({ event: 'lock.corrupt-record', key: error.key, problems: error.problems }, error.message),
+  });
   const metrics = createMetrics({ keyLabels: config.metrics?.keyLabels ?? false });
   const metricsServer = config.metrics
     ? serveMetrics(metrics.registry, {

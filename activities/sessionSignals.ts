@@ -38,13 +38,16 @@ export interface SessionWaker {
 /** How long the sweep waits for a session's answer to the state query. */
 const HOLDS_QUERY_MS = 3_000;
 
-/** gRPC's status code DEADLINE_EXCEEDED, which the client's call carries when its deadline passes. */
-const DEADLINE_EXCEEDED = 4;
+/**
+ * gRPC's status codes for a call that got no answer in time: DEADLINE_EXCEEDED, or CANCELLED when the
+ * client's deadline cancels the call first (both are seen for a query no worker answers).
+ */
+const UNANSWERED = [1, 4];
 
 // The client wraps the gRPC error in a ServiceError whose cause carries the code.
-function isDeadlineExceeded(error: unknown): boolean {
+function isUnanswered(error: unknown): boolean {
   for (let e = error as { code?: unknown; cause?: unknown } | null; e; e = e.cause as typeof e)
-    if (e.code === DEADLINE_EXCEEDED) return true;
+    if (UNANSWERED.includes(e.code as number)) return true;
   return false;
 }
 
@@ -119,7 +122,7 @@ export function createSessionWaker(client: Client, log: Logger): SessionWaker {
         return heldToken(state) === token;
       } catch (error) {
         if (error instanceof WorkflowNotFoundError || error instanceof QueryNotRegisteredError) return false;
-        if (isDeadlineExceeded(error)) return false;
+        if (isUnanswered(error)) return false;
         throw error;
       }
     },

@@ -1,0 +1,241 @@
+// A session's fields and what its phases read of them: the base of LockSession (lockSession.ts).
+import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { AcquireRequest, RetryBudget } from '../../policy/acquireRequest';
+import {
+  type ConstraintRules,
+  constraintRules,
+  NO_CONSTRAINTS,
+  tightenBudget,
+} from '../../policy/constraints';
+import type { PastDecision } from '../../policy/decisionContext';
+import type { Overtaking } from '../../policy/fairness';
+import type { Denial, Lease } from '../../policy/lockSchemas';
+import { SESSION_QUEUE_TICKET_MS } from '../../policy/lockTerms';
+import { RELEASE_KEY_MEMO } from '../../policy/releaseKey';
+import type {
+  DeadlockNotice,
+  OperatorDecision,
+  ReleaseAnswer,
+  SessionOutcome,
+  SessionPhase,
+  SessionState,
+} from '../../policy/session';
+import { ticketSpanMs, type WaitSituation } from '../../policy/waiting';
+import { SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
+import type { SessionPaths } from './sessionPaths';
+
+/**
+ * Where a session asks for retry decisions: the model worker's task queue; or the policy, in a local
+ * activity (`byPolicy`: the worker that checked the request has no model); else the decision
+ * activity on the session's own queue.
+ */
+export interface DecisionRoute {
+  modelTaskQueue: string | null;
+  byPolicy: boolean;
+}
+
+/** What carries over to the next run when a session continues as new. */
+export type Resume = NonNullable<AcquireRequest['resume']>;
+
+/** How a phase ends the run: with the session's outcome, or by continuing as new. */
+export type PhaseEnd = { kind: 'ended'; outcome: SessionOutcome } | { kind: 'continued'; resume: Resume };
+
+/** Why a session escalates. */
+export type Escalation = NonNullable<SessionState['escalation']>;
+
+/**
+ * A session's state and what its phases read of it. LockSession (lockSession.ts) is the one class
+ * that changes it, its message intake in SessionInbox (sessionInbox.ts) between the two: each file a
+ * concern, one object that owns every field.
+ */
+export class SessionRecord {
+  protected readonly current: SessionState;
+  /** The budget in force: the caller's within its constraints, plus whatever an operator granted. */
+  protected grantedBudget: RetryBudget;
+  /** The request's constraints, as the guardrails enforce them (none for runs before HARNESS_RULES_OF_000). */
+  readonly constraints: ConstraintRules;
+  protected denial: Denial | undefined;
+  protected readonly pastDecisions: PastDecision[] = [];
+  protected lastBackoffMs: number;
+  protected escalationCount = 0;
+
+  protected wokenByRelease = false;
+  /** The last wait ended by a wake-up rather than its timer (see noteSituation). */
+  protected wokenEarly = false;
+  /** When the release that woke this session freed the key (lock service clock), to time the hand-off. */
+  protected releasedAt: number | undefined;
+  protected releaseAsked = false;
+  protected operatorAnswer: OperatorDecision | undefined;
+  protected deadlock: DeadlockNotice | undefined;
+  protected deadlockClaimed: DeadlockNotice | undefined;
+  protected overtaken: Overtaking | undefined;
+  protected overtakingClaimed: Overtaking | undefined;
+  protected releaseAnswer: ReleaseAnswer | undefined;
+  protected ended: SessionOutcome | undefined;
+  /** Set when this run continues as new: waiting updates answer so, and the caller asks the next run. */
+  protected continuing = false;
+
+  /** What the last denial showed, to tell whether a new decision is needed; null asks for one. */
+  protected situation: WaitSituation | null = null;
+  /** Denials in a row in which nothing moved (rule 4 counts these, not attempts). */
+  protected unchanged = 0;
+
+  /** Workflow time (the SDK's replayed clock) at which waiting began, earlier runs included. */
+  protected readonly waitingSince: number;
+  /** Workflow time at which the hold began, earlier runs included. */
+  protected heldSince = 0;
+
+  constructor(
+    readonly request: AcquireRequest,
+    /** The patched paths this run takes, decided at its start (sessionPaths). */
+    readonly paths: SessionPaths,
+    /** Where decisions are asked for, as the worker that checked the request said. */
+    readonly decisions: DecisionRoute = { modelTaskQueue: null, byPolicy: false },
+  ) {
+    this.constraints = paths.harnessRules ? constraintRules(request.constraints) : NO_CONSTRAINTS;
+    this.grantedBudget = tightenBudget(request.budget, this.constraints);
+    this.lastBackoffMs = request.budget.baseBackoffMs;
+    this.waitingSince = Date.now() - (request.resume?.elapsedBeforeMs ?? 0);
+    this.current = {
+      phase: 'acquiring',
+      key: request.key,
+      requester: request.requester,
+      owner: request.owner ?? null,
+      attempts: request.resume?.attempts ?? 0,
+      decisions: [],
+      holder: null,
+      lease: request.resume?.lease ?? null,
+      budgetLeft: { retries: this.grantedBudget.maxRetries, waitMs: this.grantedBudget.maxTotalWaitMs },
+      waitedMs: request.resume?.elapsedBeforeMs ?? 0,
+      waitingSince: this.waitingSince,
+      place: null,
+      escalation: null,
+      ignoredOperatorAnswers: 0,
+      refusedMessages: 0,
+    };
+    // A session started by the client carries these already; a child started by withLock does not.
+    const shown = workflowInfo().typedSearchAttributes;
+    const names = [
+      { key: SEARCH_ATTRIBUTES.lockKey, value: request.key },
+      { key: SEARCH_ATTRIBUTES.lockRequester, value: request.requester },
+    ].filter(({ key, value }) => shown.get(key) !== value);
+    if (names.length) upsertSearchAttributes(names);
+  }
+
+  /** The digest of this lease's release key (see policy/releaseKey.ts), if the session has one. */
+  get releaseKeyDigest(): string | undefined {
+    const memo = workflowInfo().memo?.[RELEASE_KEY_MEMO];
+    return this.request.releaseKeyDigest ?? (typeof memo === 'string' ? memo : undefined);
+  }
+
+  // ---- What the phases read ----
+
+  get key(): string {
+    return this.request.key;
+  }
+
+  get requester(): string {
+    return this.request.requester;
+  }
+
+  /**
+   * Who this session is in the wait-for graph: its owner. A session without one is its own, and
+   * sessions recorded before owners existed were their requester.
+   */
+  get graphNode(): string {
+    return this.request.owner ?? this.request.requester;
+  }
+
+  /** Where the session stands, as the `state` query shows it. */
+  get state(): Readonly<SessionState> {
+    return this.current;
+  }
+
+  get attempts(): number {
+    return this.current.attempts;
+  }
+
+  get budget(): RetryBudget {
+    return this.grantedBudget;
+  }
+
+  /** The last denial, for the decision and for the outcome of a session that gives up. */
+  get lastDenial(): Denial | undefined {
+    return this.denial;
+  }
+
+  /** Decisions so far, as the next decision sees them. */
+  get recentDecisions(): readonly PastDecision[] {
+    return this.pastDecisions;
+  }
+
+  get previousBackoffMs(): number {
+    return this.lastBackoffMs;
+  }
+
+  get unchangedDenials(): number {
+    return this.unchanged;
+  }
+
+  /** A release (or a deadlock notice) came since the last attempt began. */
+  get woken(): boolean {
+    return this.wokenByRelease;
+  }
+
+  get releaseRequested(): boolean {
+    return this.releaseAsked;
+  }
+
+  get operatorAnswered(): boolean {
+    return this.operatorAnswer !== undefined;
+  }
+
+  /** The deadlock this session found or was told of, until it is settled. */
+  get deadlockNotice(): DeadlockNotice | undefined {
+    return this.deadlock;
+  }
+
+  /** The lease a continued run took over, still held; null for a run that must acquire. */
+  get resumedLease(): Lease | null {
+    return this.request.resume?.lease ?? null;
+  }
+
+  /**
+   * Whether this run parks until told (PARK_UNTIL_TOLD) or watches the lease end and refreshes its
+   * ticket, as runs before it did.
+   */
+  get parksUntilTold(): boolean {
+    return this.paths.parksUntilTold;
+  }
+
+  /**
+   * The span its queue ticket is asked to live at this attempt: the session's whole wait from here
+   * (ticketSpanMs), or, for a run that refreshes its ticket, the fixed session ticket.
+   */
+  ticketSpanMs(): number {
+    if (!this.parksUntilTold) return SESSION_QUEUE_TICKET_MS;
+    return ticketSpanMs(
+      this.grantedBudget.maxTotalWaitMs - this.waitedMs(),
+      this.request.escalationTimeoutMs,
+    );
+  }
+
+  /** Time spent waiting so far, in workflow time. */
+  waitedMs(): number {
+    return Date.now() - this.waitingSince;
+  }
+
+  /** Time the lease has been held so far, in workflow time. */
+  heldMs(): number {
+    return Date.now() - this.heldSince;
+  }
+
+  /** Moves the session to `phase`: its state, its `LockState` search attribute and the UI's details. */
+  enter(phase: SessionPhase, details: string): void {
+    this.current.phase = phase;
+    // Each upsert is a visibility write on the server: none when the state shown is already this one.
+    if (workflowInfo().typedSearchAttributes.get(SEARCH_ATTRIBUTES.lockState) !== phase)
+      upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.lockState, value: phase }]);
+    setCurrentDetails(details);
+  }
+}

@@ -1,4 +1,4 @@
-/** How far the harness spreads a model's delay each way (seed 000: jitter applied client-side). */
+/** How far the harness spreads a model's delay each way (the retry harness jitters a model's delay client-side). */
 export const MODEL_DELAY_JITTER = 0.2;
 
 /**

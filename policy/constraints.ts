@@ -1,5 +1,5 @@
 /**
- * The operator constraints a request may carry, in the forms people write them (seed 000's
+ * The operator constraints a request may carry, in the forms people write them (the retry prompt's
  * `[CONSTRAINTS]`). Each is parsed when the request is checked and enforced by the guardrails as a
  * hard limit; the model still reads them as text. Case is ignored, a leading "must"/"should" and a
  * trailing full stop are allowed:

@@ -37,7 +37,7 @@ export function budgetSpent(progress: RetryProgress, budget: RetryBudget): Budge
 }
 
 /**
- * The harness's rules of seed 000 on top of the budget (sessions from before them pass none): a spent
+ * The retry harness's hard rules on top of the budget (sessions from before them pass none): a spent
  * budget escalates whatever was decided, abandon included; no escalation a decision asks for comes
  * before `noEscalationBeforeMs` of waiting (a constraint); and a model's delay is jittered client-side.
  */

@@ -1,4 +1,4 @@
-// Second line of defence for drafts, seed 003's substring ban: lease vocabulary has no business in a
+// Second line of defence for drafts, the deny gate's substring ban: lease vocabulary has no business in a
 // draft's text, in any inflection ("unrenewed", "renewals", "Extending") or spelling of an identifier
 // ("fencing_token", "fencingToken", "fencing-token", "lease_until"). Stems are matched inside each
 // word once its case and separators are gone.
@@ -13,7 +13,7 @@ const BANNED_STEMS = [
   'prolong',
   'keepalive',
 ];
-// Paraphrases that name no banned stem (seed 003's "keep the hold alive"), over the normalized words.
+// Paraphrases that name no banned stem ("keep the hold alive"), over the normalized words.
 const BANNED_PHRASES: RegExp[] = [
   /\bkeep\w*\b[^.!?\n]{0,40}\balive\b/, // keep the hold alive, keeping our claim alive
   /\b(hold|lock|lease|claim)s? alive\b/,

@@ -56,15 +56,15 @@ export function sentenceCount(text: string): number {
 }
 
 /**
- * The decision's fields, exactly as the model must return them (seed 000's "exactly these fields"):
+ * The decision's fields, exactly as the model must return them (the retry prompt's "exactly these fields"):
  * every one present, null where unused; unknown fields are refused.
  */
 export const retryDecisionShape = z.strictObject({
   decision: z.enum(DECISIONS),
   retry_after_ms: z.number().int().nonnegative().nullable(),
   backoff_strategy: z.enum(BACKOFF_STRATEGIES).nullable(),
-  // Kept because seed 000 lists it, and always null: retry advice and lease advice never share a
-  // prompt (seed 003), so an answer that gives lease advice is repaired like any schema error.
+  // Kept because the retry prompt's schema lists it, and always null: retry advice and lease advice
+  // never share a prompt (the lease boundary), so an answer that gives lease advice is repaired like any schema error.
   lease_renewal_instruction: z.null({ error: 'must be null: lease renewal is not advised on here' }),
   starvation_risk: z.enum(STARVATION_RISKS),
   deadlock_detected: z.boolean(),

@@ -17,7 +17,7 @@ export function waitingRequester(edge: WaitForEdge): string {
 
 /**
  * Whether the contention involves several interacting locks: the owner's edges name more than one
- * key. Only then is the larger model asked (seed 000); a FIFO waiter on a single key is the small
+ * key. Only then is the larger model asked (as the retry harness advises); a FIFO waiter on a single key is the small
  * model's case, however long its queue.
  */
 export function spansSeveralKeys(edges: readonly WaitForEdge[]): boolean {

@@ -36,7 +36,7 @@ export type MessageRefusal = (typeof MESSAGE_REFUSALS)[number];
 /** The sink's name on the worker. */
 export const SESSION_METRICS_SINK = 'sessionMetrics';
 
-/** One retry decision as the session applied it: seed 000's log line, with the session id added by the sink. */
+/** One retry decision as the session applied it: the retry harness's log line, with the session id added by the sink. */
 export interface DecisionLogLine {
   key: string;
   requester: string;

@@ -25,12 +25,12 @@ export interface ModelWorkerConfig {
   model: ModelConfig | null;
 }
 
-// Seed 003's check of the lab host, `env | awk -F= '/LOCK|FENCING/'`: a line of the environment
+// The lab host's check of its environment, `env | awk -F= '/LOCK|FENCING/'`: a line of the environment
 // that names a lock or a fencing setting. Case as the seed writes it.
 const LOCK_SETTING = /LOCK|FENCING/;
 
 /**
- * The variables of `env` that speak of a lock service or fencing (seed 003's check): every line
+ * The variables of `env` that speak of a lock service or fencing (the lab host's check): every line
  * `NAME=value` that matches, except the model worker's own variables (whose names say LOCKWARDEN),
  * which are judged by their value alone.
  */

@@ -52,7 +52,7 @@ export const LEASE_KEPT_BY_ACTIVITY = 'lease-kept-by-activity';
 export const PARK_UNTIL_TOLD = 'park-until-told';
 
 /**
- * The harness rules of seed 000: a request's constraints ("at most 3 retries", "escalate after 30s",
+ * The retry harness's hard rules: a request's constraints ("at most 3 retries", "escalate after 30s",
  * "do not escalate before 5s") are enforced as hard limits; a spent budget escalates whatever was
  * decided, abandon included; a model's delay is jittered client-side. Runs from before them keep the
  * guardrails they started with.

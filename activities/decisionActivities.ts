@@ -1,13 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { parseOrThrow } from '../policy/lockSchemas';
-import {
-  type DecisionContext,
-  decisionContextSchema,
-  type DecisionRecord,
-  type PolicyInput,
-  policyRecord,
-} from '../policy/retryDecision';
+import { type DecisionRecord, type PolicyInput, policyRecord } from '../policy/decisionPolicy';
+import { type DecisionContext, decisionContextSchema } from '../policy/retryDecision';
 import { redact } from '../policy/redaction';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import type { ModelAnswer } from './anthropicDecider';

@@ -1,6 +1,6 @@
 import { retryBudgetSchema } from '../policy/acquireRequest';
 import type { RetryProgress } from '../policy/guardrails';
-import type { PolicyInput } from '../policy/retryDecision';
+import type { PolicyInput } from '../policy/decisionPolicy';
 
 /** A decision that passes the strict schema: what a well-behaved model answers. */
 export const VALID_DECISION = {

@@ -1,4 +1,4 @@
-import { SESSION_PHASES } from './session';
+import { SESSION_PHASES } from './sessionPhases';
 
 /** This release of lockwarden: the Build ID its workers register under Worker Versioning by default. */
 export const LOCKWARDEN_VERSION = '0.2.0';

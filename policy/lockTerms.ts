@@ -1,5 +1,3 @@
-import type { Denial } from './lockSchemas';
-
 // The lock contract's plain constants and the denial builder, without zod: workflow code imports
 // them, and every module a workflow imports is evaluated again for each workflow the worker loads
 // (bench/workflowLoadCost.ts). The schemas built from them live in lockSchemas.ts.
@@ -20,8 +18,14 @@ export const DENIAL_CODES = {
 } as const;
 export type DenialCode = keyof typeof DENIAL_CODES;
 
-/** Builds a denial whose reason is the one its code maps to. */
-export function denial(code: DenialCode, seen: Omit<Denial, 'code' | 'reason'>): Denial {
+/**
+ * Builds a denial whose reason is the one its code maps to, from what the service saw (the rest of
+ * lockSchemas.ts's `Denial`, which this module cannot name without importing zod's schemas).
+ */
+export function denial<Seen extends object>(
+  code: DenialCode,
+  seen: Seen,
+): Seen & { code: DenialCode; reason: string } {
   return { code, reason: DENIAL_CODES[code], ...seen };
 }
 

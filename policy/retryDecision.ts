@@ -114,6 +114,3 @@ export const FALLBACK_CAUSES = [
   'model-unavailable',
 ] as const;
 export type FallbackCause = (typeof FALLBACK_CAUSES)[number];
-
-export type { DecisionRecord, PolicyInput } from './decisionPolicy';
-export { policyRecord } from './decisionPolicy';

@@ -2,6 +2,7 @@ import type { AppliedAs } from './guardrails';
 import type { Denial, FencedActionResult, Lease } from './lockSchemas';
 import type { OperatorDecision } from './operatorAnswer';
 import { releaseKeyProblem } from './releaseKey';
+import type { SessionPhase } from './sessionPhases';
 import type { WaitForEdge } from './waitForGraph';
 
 // A session's phases, state and answers. Workflow code imports this module on every session's start,
@@ -10,19 +11,7 @@ import type { WaitForEdge } from './waitForGraph';
 
 export type { OperatorDecision, OperatorDecisionInput } from './operatorAnswer';
 
-/** The phases of a session, in its `state` query and its `LockState` search attribute. */
-export const SESSION_PHASES = [
-  'acquiring',
-  'backing-off',
-  'queued',
-  'escalated',
-  'holding',
-  'released',
-  'lease-lost',
-  'abandoned',
-  'halted',
-] as const;
-export type SessionPhase = (typeof SESSION_PHASES)[number];
+export { SESSION_PHASES, type SessionPhase } from './sessionPhases';
 
 /** One decision as the session records it: who answered, what, and what the guardrails applied. */
 export interface RecordedDecision {

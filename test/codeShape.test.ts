@@ -57,11 +57,29 @@ describe("a session's state has one owner", () => {
   });
 });
 
+/** The rooms of product code: what the package ships and its bins run. */
+const PRODUCT_ROOMS = [
+  'workflows',
+  'activities',
+  'locks',
+  'policy',
+  'worker',
+  'client',
+  'temporal',
+  'entrypoints',
+];
+
 describe('the workflow modules', () => {
   it('import one another without a cycle, type-only imports included', () => {
     const cycles = importCycles(sourcesUnder(WORKFLOWS)).map((c) =>
       c.map((f) => path.relative(ROOT, f)).join(' -> '),
     );
+    expect(cycles).toEqual([]);
+  });
+
+  it('and so does all product code, every room together, type-only imports included', () => {
+    const files = PRODUCT_ROOMS.flatMap((room) => sourcesUnder(path.join(ROOT, room)));
+    const cycles = importCycles(files).map((c) => c.map((f) => path.relative(ROOT, f)).join(' -> '));
     expect(cycles).toEqual([]);
   });
 

@@ -5,7 +5,7 @@ import { createAnthropicDecider } from '../activities/anthropicDecider';
 import { createDecisionActivities } from '../activities/decisionActivities';
 import { LATENCY_FLOOR_MS } from '../policy/constants';
 import { guardDecision } from '../policy/guardrails';
-import { type DecisionRecord, policyRecord } from '../policy/retryDecision';
+import { type DecisionRecord, policyRecord } from '../policy/decisionPolicy';
 import { baseInput, baseProgress, budget, VALID_DECISION as VALID } from '../devkit/decisionInputs';
 import { type FakeAnswer, FakeMessagesApi } from '../devkit/fakeMessagesApi';
 import { FAKE_MODEL } from './support/runScenario';

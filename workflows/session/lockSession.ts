@@ -4,7 +4,7 @@ import type { SessionAttempt } from '../../activities/lockActivities';
 import { appliedAs, type GuardedStep, type RetryProgress } from '../../policy/guardrails';
 import type { Overtaking } from '../../policy/fairness';
 import type { Denial, Lease } from '../../policy/lockSchemas';
-import type { DecisionRecord } from '../../policy/retryDecision';
+import type { DecisionRecord } from '../../policy/decisionPolicy';
 import type { OperatorDecision, ReleaseAnswer, SessionOutcome } from '../../policy/session';
 import { needsDecision, nothingMoved, situationOf, wakeChangedNothing } from '../../policy/waiting';
 import { tellParent } from './peerSignals';

@@ -80,21 +80,18 @@ export interface StartedAcquisition {
 
 /**
  * The release keys of the sessions this process started, by session id: the process that acquired
- * holds the capability, as Redisson's lock belongs to its thread. Forgotten at the release.
+ * holds the capability, as Redisson's lock belongs to its thread. Kept after a release (a second one
+ * answers not-holding), the oldest forgotten past MAX_REMEMBERED_KEYS.
  */
 const releaseKeys = new Map<string, string>();
 
 /** The most release keys a process remembers; the oldest go first. */
 const MAX_REMEMBERED_KEYS = 10_000;
 
-/** A fresh release key (32 random bytes), and the memo that carries only its digest. */
-function withReleaseKey(request: AcquireRequest): {
-  request: AcquireRequest;
-  releaseKey: string;
-  memo: Record<string, string>;
-} {
+/** A fresh release key (32 random bytes), and the start's memo that carries only its digest. */
+function newReleaseKey(): { releaseKey: string; memo: Record<string, string> } {
   const releaseKey = randomBytes(32).toString('base64url');
-  return { request, releaseKey, memo: { [RELEASE_KEY_MEMO]: releaseKeyDigest(releaseKey) } };
+  return { releaseKey, memo: { [RELEASE_KEY_MEMO]: releaseKeyDigest(releaseKey) } };
 }
 
 /** Remembers the release key of a session this process started (once its start took). */
@@ -166,7 +163,8 @@ export async function startAcquisition(
   input: AcquireRequestInput,
   placement: SessionPlacement = {},
 ): Promise<StartedAcquisition> {
-  const { request, releaseKey, memo } = withReleaseKey(parseAcquireRequest(input));
+  const request = parseAcquireRequest(input);
+  const { releaseKey, memo } = newReleaseKey();
   const handle = await client.workflow.start<typeof acquireLock>('acquireLock', {
     ...sessionStartOptions(request, placement),
     memo,
@@ -193,7 +191,8 @@ export async function startAwaitingLease(
   input: AcquireRequestInput,
   placement: SessionPlacement = {},
 ): Promise<AwaitedAcquisition> {
-  const { request, releaseKey, memo } = withReleaseKey(parseAcquireRequest(input));
+  const request = parseAcquireRequest(input);
+  const { releaseKey, memo } = newReleaseKey();
   const start = new WithStartWorkflowOperation<typeof acquireLock>('acquireLock', {
     ...sessionStartOptions(request, placement),
     memo,

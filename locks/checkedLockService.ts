@@ -62,8 +62,8 @@ const lowLeaseSchema = z.object({
   remainingMs: z.number().int(),
 });
 
-// The answer, checked: a record that fails its schema names the key it is about (or the first bad
-// entry's key, in a list) and every field at fault.
+// The answer, checked: a record that fails its schema is CorruptLockState naming the key it is about
+// and every field at fault.
 function checked<T>(schema: z.ZodType<T>, answer: unknown, key: (answer: unknown) => string): T {
   const result = schema.safeParse(answer);
   if (result.success) return result.data;

@@ -40,9 +40,9 @@ function parseBackend(url: string) {
 /**
  * Opens the lock service a URL names, every answer of it checked (checkedLockService: a record
  * lockwarden did not write is a CorruptLockState failure); throws InvalidConfiguration naming the
- * URL's problem. Redlock
- * (several independent Redis masters) is deliberately not offered: it issues no fencing tokens and
- * its safety rests on bounded clock drift and pauses, which is what lockwarden exists not to assume.
+ * URL's problem. Redlock (several independent Redis masters) is deliberately not offered: it issues
+ * no fencing tokens and its safety rests on bounded clock drift and pauses, which is what lockwarden
+ * exists not to assume.
  */
 export async function openLockService(
   url: string,

@@ -46,8 +46,8 @@ export function nothingMoved(before: WaitSituation | null, now: WaitSituation): 
  * to waiting as if it had not been woken. A renewal of the same holder's lease is no change.
  */
 export function wakeChangedNothing(before: WaitSituation | null, now: WaitSituation): boolean {
-  if (!before || now.holder === null || now.holder !== before.holder) return false;
-  return !(before.position !== null && now.position !== null && now.position < before.position);
+  if (!before || now.holder === null) return false;
+  return nothingMoved(before, { ...now, holderLeaseUntil: before.holderLeaseUntil });
 }
 
 /** A parked waiter refreshes its queue ticket when this share of the ticket's life is gone. */

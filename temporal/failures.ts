@@ -3,8 +3,8 @@ import { isCorruptLockState, isInvalidLockRequest } from '../policy/errors';
 
 /**
  * Runs `call`; bad input or a lock record lockwarden did not write, which no retry can fix, becomes
- * a non-retryable failure that keeps its
- * message and type. The one conversion activities and workflows share.
+ * a non-retryable failure that keeps its message and type. The one conversion activities and
+ * workflows share.
  */
 export async function nonRetryableOnBadInput<T>(call: () => T | Promise<T>): Promise<T> {
   try {

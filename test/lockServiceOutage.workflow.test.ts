@@ -8,6 +8,7 @@ import { acquire, release, startAcquisition, stateOf } from '../client/lockwarde
 import type { LockService } from '../locks/lockService';
 import { openLockService } from '../locks/openLockService';
 import { SESSION_QUEUE_TICKET_MS } from '../policy/lockSchemas';
+import { deadlockFound, fairnessViolated } from '../temporal/messages';
 import { sessionFixture, silentLog, withWorker } from './support/temporalFixture';
 import { freshSqlitePath, unique } from '../devkit/tempFiles';
 import { waitFor } from './support/waitFor';
@@ -61,9 +62,10 @@ describe('a lock service outage', () => {
       server('stop');
       try {
         // A session that starts while the service is down: each attempt is a denial it backs off from.
+        const waiterKey = unique('other');
         const waiter = await startAcquisition(
           fixture.env.client,
-          { key: unique('other'), requester: 'waiter', budget: { maxRetries: 100, maxTotalWaitMs: 120_000 } },
+          { key: waiterKey, requester: 'waiter', budget: { maxRetries: 100, maxTotalWaitMs: 120_000 } },
           { taskQueue },
         );
         await waitFor(
@@ -72,6 +74,29 @@ describe('a lock service outage', () => {
             const state = await stateOf(fixture.env.client, waiter.workflowId);
             return state.phase === 'backing-off' && state.decisions.length > 0;
           },
+          30_000,
+        );
+        // Notices that must be checked on the service, sent while it is down: they wait, unchecked,
+        // and never end the session (which goes on to hold, below).
+        const handle = fixture.env.client.workflow.getHandle(waiter.workflowId);
+        const attemptsBefore = (await stateOf(fixture.env.client, waiter.workflowId)).attempts;
+        await handle.signal(deadlockFound, {
+          cycle: 'claimed during the outage',
+          escalator: 'nobody',
+          edges: [],
+        });
+        const overtaking = {
+          key: waiterKey,
+          waiter: 'waiter',
+          waiterSince: 1,
+          overtakenBy: 'x',
+          overtakerSince: 2,
+        };
+        await handle.signal(fairnessViolated, overtaking);
+        // Past the check that could not be made (its calls retried and given up), the waiter tries again.
+        await waitFor(
+          'the waiter trying again after the unchecked notices',
+          async () => (await stateOf(fixture.env.client, waiter.workflowId)).attempts > attemptsBefore,
           30_000,
         );
         // The holder's release, asked during the outage, waits for the service instead of failing: the

@@ -14,8 +14,7 @@ export interface SilentLeaseDeps extends RenewalDeps {
  * (policy/leaseKeeping.ts); meanwhile the sweep renews the lease, fenced by the token the lock service
  * lists, as the keeper would. A lease whose session ended, was terminated or never existed is left to
  * run out. One lock-service call a sweep, then two Temporal calls (describe, state query) and one
- * renewal a silent lease: a
- * keeper on schedule is never seen. Answers how many leases it renewed.
+ * renewal a silent lease: a keeper on schedule is never seen. Answers how many leases it renewed.
  */
 export async function renewSilentLeases(deps: SilentLeaseDeps): Promise<number> {
   const { locks, log, waker } = deps;

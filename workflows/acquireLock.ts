@@ -7,7 +7,7 @@ import {
 } from '@temporalio/workflow';
 import { FAILURE_TYPES } from '../policy/errors';
 import type { Lease } from '../policy/lockSchemas';
-import { handoffCalls, lockServiceUnreachable } from './lockCalls';
+import { handoffCalls, unlessUnreachable } from './lockCalls';
 import type { SessionAttempt } from '../activities/lockActivities';
 import type { AcquireRequestInput } from '../policy/acquireRequest';
 import type { SessionOutcome } from '../policy/session';
@@ -92,15 +92,12 @@ function refuseCarriedStateFromOutside(input: unknown): void {
  */
 async function confirmedCarriedLease(session: LockSession, carried: Lease): Promise<Acquisition> {
   // A service that cannot be reached confirms nothing: the lease then runs out unrenewed (safe).
-  const live = await handoffCalls.leaseHeldBy
-    .executeWithOptions({ summary: `confirm token ${carried.token} carried over` }, [
+  const live = await unlessUnreachable(() =>
+    handoffCalls.leaseHeldBy.executeWithOptions({ summary: `confirm token ${carried.token} carried over` }, [
       session.key,
       session.requester,
-    ])
-    .catch((error: unknown) => {
-      if (lockServiceUnreachable(error)) return null;
-      throw error;
-    });
+    ]),
+  );
   if (live && live.token === carried.token) return { kind: 'held', lease: { ...carried, ...live } };
   const reason = "the lease carried over from the previous run is no longer the lock service's";
   session.enter('lease-lost', reason);

@@ -37,6 +37,16 @@ export const lockCalls = proxyActivities<Activities>(LOCK_CALL_OPTIONS);
  */
 export const handoffCalls = proxyLocalActivities<Activities>(LOCK_CALL_OPTIONS);
 
+/** Makes a lock call; null when the lock service could not be reached (any other failure is thrown). */
+export async function unlessUnreachable<T>(call: () => Promise<T>): Promise<T | null> {
+  try {
+    return await call();
+  } catch (error) {
+    if (lockServiceUnreachable(error)) return null;
+    throw error;
+  }
+}
+
 /**
  * Whether a lock call failed because the lock service could not be reached, after Temporal's retries
  * (a restart, a failover, a network cut), rather than for bad input, a refused lease action or a

@@ -1,7 +1,7 @@
 import type { DeadlockNotice, SessionOutcome } from '../../policy/session';
 import { cycleThrough, describeCycle, type WaitForEdge, waitingRequester } from '../../policy/waitForGraph';
 import { sleep } from '@temporalio/workflow';
-import { handoffCalls } from '../lockCalls';
+import { handoffCalls, unlessUnreachable } from '../lockCalls';
 import type { EscalationCause } from './escalation';
 import { leaveQueue } from './fastPath';
 import type { LockSession } from './lockSession';
@@ -37,16 +37,19 @@ function noticeOf(cycle: WaitForEdge[]): DeadlockNotice {
 /**
  * Checks a deadlock notice another session sent against the lock service's own holdings and tickets:
  * the session acts on a cycle through it that the service shows (its own reading of it, escalator
- * included), never on the notice's words. Returns whether one was confirmed.
+ * included), never on the notice's words. While the service cannot be reached the claim waits,
+ * unchecked, for the next turn of the acquisition loop: a notice never ends a session.
  */
-export async function confirmDeadlockClaim(session: LockSession): Promise<boolean> {
-  const edges = await handoffCalls.waitForEdgesAround.executeWithOptions(
-    { summary: 'check a deadlock notice on the lock service' },
-    [session.graphNode],
+export async function confirmDeadlockClaim(session: LockSession): Promise<void> {
+  const edges = await unlessUnreachable(() =>
+    handoffCalls.waitForEdgesAround.executeWithOptions(
+      { summary: 'check a deadlock notice on the lock service' },
+      [session.graphNode],
+    ),
   );
+  if (edges === null) return;
   const cycle = cycleThrough(session.graphNode, edges);
   session.deadlockClaimChecked(cycle ? noticeOf(cycle) : null);
-  return cycle !== null;
 }
 
 /**

@@ -4,10 +4,9 @@ import { firstRenewalInMs, LOCK_CALL_TIMEOUT_MS } from '../policy/leaseKeeping';
 import type { Lease } from '../policy/lockSchemas';
 import { renewFenced, type RenewalDeps, type RenewalResult } from './leaseActions';
 
-/** How often a keeper renews, and whether it renews at once (a run that took a held lease over). */
+/** How often a keeper renews. */
 export interface KeepPlan {
   renewEveryMs: number;
-  renewFirst: boolean;
 }
 
 /** Why a keeper stopped keeping its lease: the service refused a renewal, or could not be reached in time. */
@@ -81,9 +80,7 @@ export async function keepLease(deps: LeaseKeeperDeps, lease: Lease, plan: KeepP
   // A retried attempt (its worker died or stalled) may have lost most of the interval already; a
   // first one that started late renews when the lease is due, not an interval after its own start.
   let waitMs =
-    plan.renewFirst || context.info.attempt > 1
-      ? 0
-      : firstRenewalInMs(lease.leaseUntil, plan.renewEveryMs, Date.now());
+    context.info.attempt > 1 ? 0 : firstRenewalInMs(lease.leaseUntil, plan.renewEveryMs, Date.now());
   let leaseUntil = lease.leaseUntil;
   try {
     for (;;) {

@@ -9,7 +9,7 @@ import {
   LeaseKeepers,
   lockCallBoundMs,
 } from './leaseKeeper';
-import { gateLeaseAction, logLeaseAction, renewFenced, type RenewalResult } from './leaseActions';
+import { gateLeaseAction, logLeaseAction } from './leaseActions';
 import type { Metrics } from './metrics';
 import type { ReleaseNotice } from '../temporal/messages';
 import { type SessionWaker, wakeFirstLiving } from './sessionSignals';
@@ -36,7 +36,6 @@ export type ReleasedBy = 'session' | 'operator';
 /** A fast-path answer with the wait-for edges around a denial, for the session's deadlock check. */
 export type SessionAttempt = AcquireAttempt & { waitForEdges?: WaitForEdge[] };
 
-export type { RenewalResult } from './leaseActions';
 
 /** A live lease as the lock service shows it: (key, holder, token) and its deadline on the service's clock. */
 export type LiveLease = Pick<Lease, 'key' | 'holder' | 'token' | 'leaseUntil'>;
@@ -76,16 +75,6 @@ export function createLockActivities({
      * (nothing that could close a cycle changed). A request without one is never part of a cycle.
      */
     tryAcquireLock: (request: TryAcquireRequest, seen?: SeenHolder) => tryAcquireLock(request, seen),
-
-    /**
-     * The hold's renewal, made by the workflow (sessions before the lease keeper: see keepLease): one
-     * fenced renew (see renewFenced); a refusal is a lost lease.
-     */
-    async renewLease(lease: Lease): Promise<RenewalResult> {
-      const result = await renewFenced({ locks, log, metrics }, lease);
-      if (!result.ok) metrics?.leasesLost.inc({ at: 'renewal' });
-      return result;
-    },
 
     /**
      * Keeps a held lease renewed until it is lost or released (see {@link keepLease}). A lease lost

@@ -170,6 +170,7 @@ export function sessionEvents(history: HistoryEvent[]): IncidentEvent[] {
         return;
       }
       case 'renewLease': {
+        // 0.1.0's sessions renewed from the workflow, one activity a renewal; their histories still read.
         const renewed = (input as { token?: string } | undefined)?.token ?? token ?? '?';
         if (r.ok) add({ ...base, kind: 'kept-alive', token: renewed, leaseUntil: Number(r.leaseUntil) });
         else add({ ...base, kind: 'keep-alive-refused', token: renewed, reason: String(r.reason) });

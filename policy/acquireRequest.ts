@@ -4,7 +4,6 @@ import { readConstraints } from './constraints';
 import { RELEASE_KEY_DIGEST_PATTERN } from './releaseKey';
 import {
   fairnessSchema,
-  leaseSchema,
   requesterSchema,
   lockKeySchema,
   parseOrThrow,
@@ -65,15 +64,14 @@ export const acquireRequestSchema = z
       .regex(RELEASE_KEY_DIGEST_PATTERN, 'must be 64 lowercase hex digits (the SHA-256 of a release key)')
       .optional(),
     /**
-     * State carried over by continue-as-new, accepted only in a run its own previous run continued
-     * (the session refuses it otherwise, and confirms a carried lease with the lock service).
+     * What a waiting session's run hands its next run by continue-as-new, accepted only in a run its
+     * own previous run continued (the session refuses it otherwise). A hold never continues as new:
+     * its keeper renews outside the history, so no lease is ever carried.
      */
     resume: z
       .strictObject({
         attempts: z.number().int().nonnegative(),
         elapsedBeforeMs: z.number().int().nonnegative(),
-        lease: leaseSchema.nullable(),
-        heldBeforeMs: z.number().int().nonnegative(),
       })
       .optional(),
   })

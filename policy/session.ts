@@ -88,7 +88,11 @@ export type LeaseAnswer =
   | { status: 'ended'; outcome: SessionOutcome }
   | { status: 'continued-as-new' };
 
-/** What a session started through withLock tells its parent: it holds the lease, or it ended. */
+/**
+ * A session's lease answer, as `awaitLease` gives it and as a session started through withLock tells
+ * its parent that it holds (a wake-up the parent proves at the lock service; the parent reads the
+ * session's end from the child's result).
+ */
 export type SessionNews = Exclude<LeaseAnswer, { status: 'continued-as-new' }>;
 
 /**
@@ -117,7 +121,7 @@ export function leaseOwnerProblem(
   releaseKey: unknown,
   key: string,
   requester: string,
-  lease: { releaseKeyDigest?: string; byNameAlone?: boolean },
+  lease: { releaseKeyDigest?: string },
 ): string | null {
   if (typeof input !== 'object' || input === null || Array.isArray(input))
     return '(input): must be an object { key, holder }';
@@ -132,7 +136,6 @@ export function leaseOwnerProblem(
   const owner = fields as unknown as LeaseOwner;
   if (owner.key !== key || owner.holder !== requester)
     return `this session is ${JSON.stringify(requester)} on ${JSON.stringify(key)}, not ${quoted(owner.holder)} on ${quoted(owner.key)}`;
-  if (lease.byNameAlone) return null;
   return releaseKeyProblem(releaseKey, lease.releaseKeyDigest);
 }
 

@@ -100,9 +100,54 @@ describe('the workflow modules', () => {
   });
 
   it('take the lease through the acquisition phase only: no other module makes a fast-path attempt', () => {
-    const callers = sourcesUnder(WORKFLOWS).filter((file) =>
-      /\btryFastPath\(/.test(fromDisk(file).replace(/export async function tryFastPath\(/, '')),
-    );
-    expect(callers.map((f) => path.relative(ROOT, f))).toEqual(['workflows/session/acquirePhase.ts']);
+    expect(callersOf(/\btryFastPath\(/, WORKFLOWS, 'export async function tryFastPath(')).toEqual([
+      'workflows/session/acquirePhase.ts',
+    ]);
+  });
+});
+
+// One owner per duty, written down where a maintainer looks first (docs/safety.md, "Who does what"):
+// every call that can take or renew a lease, in all product code, is at one of these places.
+const PRODUCT = ['activities', 'client', 'entrypoints', 'locks', 'policy', 'temporal', 'worker', 'workflows'];
+
+/** Product files (relative paths) whose code, with `own` (a definition) cut out, matches `call`. */
+function callersOf(call: RegExp, under: string | string[] = PRODUCT.map((d) => path.join(ROOT, d)), own = '') {
+  const dirs = Array.isArray(under) ? under : [under];
+  return dirs
+    .flatMap(sourcesUnder)
+    .filter((file) => call.test(fromDisk(file).replace(own, '')))
+    .map((f) => path.relative(ROOT, f))
+    .sort();
+}
+
+describe('one owner per duty: who takes and who renews a lease', () => {
+  it("the lock service's grant is asked for by the two fast-path activities only", () => {
+    // lockActivities.ts: tryAcquireLock; requestActivities.ts: the first attempt riding in the check.
+    expect(callersOf(/\.tryAcquire\(/).filter((f) => !f.startsWith('locks/'))).toEqual([
+      'activities/lockActivities.ts',
+    ]);
+    expect(callersOf(/\btryAcquire\(firstFastPathRequest/)).toEqual(['activities/requestActivities.ts']);
+  });
+
+  it('in workflow code, those activities are called from the acquisition phase\'s fast path only, which the phase counts', () => {
+    expect(callersOf(/\b(?:tryAcquireLock|checkRequestAndTryAcquire)\.execute/)).toEqual([
+      'workflows/session/fastPath.ts',
+    ]);
+    expect(callersOf(/\bsession\.(?:beginAttempt|countOpeningAttempt)\(/)).toEqual([
+      'workflows/session/acquirePhase.ts',
+      'workflows/session/fastPath.ts',
+    ]);
+  });
+
+  it('renewal has one owner, the lease keeper; the sweep stands in for a keeper that fell silent', () => {
+    // The fenced renewal is the only code that renews at a lock service...
+    expect(callersOf(/\.renew\(/).filter((f) => !f.startsWith('locks/'))).toEqual(['activities/leaseActions.ts']);
+    // ...the keeper and the sweep are the only code that calls it...
+    expect(callersOf(/\brenewFenced\(/, undefined, 'export async function renewFenced(')).toEqual([
+      'activities/leaseKeeper.ts',
+      'worker/silentLeases.ts',
+    ]);
+    // ...and a session starts the keeper in its hold phase, nowhere else.
+    expect(callersOf(/\bkeepLease\.execute/)).toEqual(['workflows/session/holdPhase.ts']);
   });
 });

@@ -18,13 +18,6 @@ import {
 import { releaseLease, requestRelease } from '../temporal/messages';
 import { InvalidLockRequestError, LockNotAcquiredError } from '../policy/errors';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
-import {
-  HARNESS_RULES_OF_000,
-  LEASE_KEPT_BY_ACTIVITY,
-  PARK_UNTIL_TOLD,
-  REQUEST_CHECKED_IN_ACTIVITY,
-  LEAN_WORKFLOW_TASKS,
-} from '../workflows/patches';
 import { runScenario } from './support/runScenario';
 import {
   constraintsEnforced,
@@ -34,8 +27,6 @@ import {
   escalationResolvedByRelease,
   fastPathHoldRelease,
   heldByKeeper,
-  leanHandOff,
-  leanHeldByKeeper,
   leaseLost,
   modelClampedThenEscalate,
   modelOverruledByBudget,
@@ -110,22 +101,17 @@ describe('acquisition sessions on the dev server', () => {
     expect(seen.activitySummaries.filter((s) => s.startsWith('keep token'))).toHaveLength(1);
     expect(seen.activitySummaries.filter((s) => s.startsWith('renew'))).toEqual([]);
     expect(seen.keeperCancelRequested).toBe(true);
-    expect(seen.patches).toEqual([
-      REQUEST_CHECKED_IN_ACTIVITY,
-      PARK_UNTIL_TOLD,
-      LEASE_KEPT_BY_ACTIVITY,
-      HARNESS_RULES_OF_000,
-      LEAN_WORKFLOW_TASKS,
-    ]);
+    // One version boundary, a Worker Deployment version: no patch marker in a session's history.
+    expect(seen.patches).toEqual([]);
   });
 
   it('a hold given back within half a renewal interval starts no keeper; a longer one starts it then, once', async () => {
-    const short = await run(leanHandOff);
+    const short = await run(wakeOnRelease);
     expect(short.activitySummaries.filter((s) => s.startsWith('keep token'))).toEqual([]);
     expect(short.timerSummaries).toContainEqual(
       expect.stringMatching(/^hold token \d+: a keeper starts in 5000 ms unless released$/),
     );
-    const kept = await run(leanHeldByKeeper);
+    const kept = await run(heldByKeeper);
     expect(kept.outcome).toMatchObject({ status: 'released' });
     // TTL 900 ms: renewals every 300 ms, the keeper from 150 ms on.
     expect(kept.timerSummaries).toEqual([
@@ -180,7 +166,7 @@ describe('acquisition sessions on the dev server', () => {
     // came well before the timer would have fired.
     expect(seen.timerCanceled).toBe(true);
     expect(seen.handoffMs).toBeLessThan(15_000);
-    expect(seen.patches).toContain(PARK_UNTIL_TOLD);
+    expect(seen.patches).toEqual([]);
   });
 
   it('escalates, waits for the operator, and acquires after the operator grants more budget; refuses answers it cannot take', async () => {

@@ -1,57 +1,21 @@
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { bundleWorkflowCode, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createSessionWaker } from '../activities/sessionSignals';
 import { awaitLeaseOf, release, startAcquisition, stateOf } from '../client/lockwardenClient';
-import { quietBundlerLogger } from '../devkit/temporal';
 import { LOCKWARDEN_VERSION } from '../policy/constants';
 import { createLockwardenWorker } from '../worker/createWorker';
+import { RELEASE_010, release010Bundle } from './support/release010';
 import { sessionFixture, silentLog, unique, workflowBundle } from './support/temporalFixture';
 import { waitFor } from './support/waitFor';
 
 // The upgrade the README's Versioning section tells an operator to make, done on the dev server:
 // workers of the 0.1.0 release and of the current code side by side in one Worker Deployment, each
-// a version of it; sessions stay on the version that started them until they end.
+// a version of it; sessions stay on the version that started them until they end. (A real 0.1.0
+// worker also runs 0.1.0's activities; this one runs today's, which no longer have 0.1.0's
+// `renewLease`: the sessions' 120 s leases are given back long before 0.1.0 renews one, at 40 s.)
 
-const ROOT = path.join(__dirname, '..');
-/** The 0.1.0 release: its tag, or the commit the tag names where a clone has no tags. */
-const RELEASE = { tag: 'v0.1.0', commit: 'f00872bb5dfbd86586d2899d34814bdd8e53413f', buildId: '0.1.0' };
-
-/** Extracts the release's workflow code (and the modules it imports) from git into a temporary tree. */
-function checkOutRelease(): string {
-  const rev = [RELEASE.tag, RELEASE.commit].find((r) => {
-    try {
-      execFileSync('git', ['rev-parse', '--verify', '--quiet', `${r}^{commit}`], {
-        cwd: ROOT,
-        stdio: 'ignore',
-      });
-      return true;
-    } catch {
-      return false;
-    }
-  });
-  if (!rev)
-    throw new Error(
-      `neither ${RELEASE.tag} nor ${RELEASE.commit} is in this clone: fetch tags or unshallow it`,
-    );
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lockwarden-0.1.0-'));
-  const archive = execFileSync(
-    'git',
-    ['archive', rev, 'workflows', 'policy', 'temporal', 'activities', 'locks'],
-    {
-      cwd: ROOT,
-      maxBuffer: 64 * 1024 * 1024,
-    },
-  );
-  execFileSync('tar', ['-x', '-C', dir], { input: archive });
-  // The release's code resolves its packages (the SDK, zod) from this checkout's node_modules.
-  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
-  return dir;
-}
+const RELEASE = RELEASE_010;
 
 const { VersioningBehavior } = temporal.api.enums.v1;
 
@@ -71,16 +35,12 @@ const buildIdsOf = async (client: Client, workflowId: string) =>
 
 describe('upgrading from 0.1.0 with Worker Versioning', () => {
   const fixture = sessionFixture();
-  let release010: string;
   let oldBundle: WorkflowBundleWithSourceMap;
+  let disposeRelease = () => {};
   beforeAll(async () => {
-    release010 = checkOutRelease();
-    oldBundle = await bundleWorkflowCode({
-      workflowsPath: path.join(release010, 'workflows', 'index.ts'),
-      logger: quietBundlerLogger,
-    });
+    ({ bundle: oldBundle, dispose: disposeRelease } = await release010Bundle());
   });
-  afterAll(() => fs.rmSync(release010, { recursive: true, force: true }));
+  afterAll(() => disposeRelease());
 
   /** One upgrade's setting: a deployment and a task queue of its own, and what an operator does on it. */
   function upgradeSetting() {
@@ -100,7 +60,7 @@ describe('upgrading from 0.1.0 with Worker Versioning', () => {
       deploymentName,
       taskQueue,
       key,
-      request: (requester: string) => ({ key, requester, ttlMs: 30_000 }),
+      request: (requester: string) => ({ key, requester, ttlMs: 120_000 }),
       /** A worker of `bundle`'s workflow code: a version of the deployment, or unversioned. */
       worker: (bundle: WorkflowBundleWithSourceMap, buildId: string | null): Promise<Worker> =>
         createLockwardenWorker({

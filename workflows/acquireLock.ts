@@ -1,20 +1,11 @@
-import {
-  ApplicationFailure,
-  CancellationScope,
-  continueAsNew,
-  isCancellation,
-  workflowInfo,
-} from '@temporalio/workflow';
+// The acquireLock workflow: one lock acquisition session, from the request's check to its end.
+import { ApplicationFailure, CancellationScope, continueAsNew, isCancellation, workflowInfo } from '@temporalio/workflow';
 import { FAILURE_TYPES } from '../policy/errors';
-import type { Lease } from '../policy/lockSchemas';
-import { handoffCalls, unlessUnreachable } from './lockCalls';
 import type { SessionAttempt } from '../activities/lockActivities';
 import type { AcquireRequestInput } from '../policy/acquireRequest';
 import type { SessionOutcome } from '../policy/session';
 import { acquireUntilHeld, type Acquisition } from './session/acquirePhase';
-import { checkedRequest } from './session/checkedRequest';
-import { sessionPaths } from './session/sessionPaths';
-import { leaveQueue } from './session/fastPath';
+import { checkRequestAndTryFirst, leaveQueue } from './session/fastPath';
 import { holdUntilReleased } from './session/holdPhase';
 import { LockSession, type PhaseEnd } from './session/lockSession';
 import { sessionLog, sessionMetrics } from './session/metricsSink';
@@ -23,31 +14,24 @@ import { installSessionHandlers, SessionSlot } from './session/sessionHandlers';
 /**
  * One acquisition session, as callers meet it: it acquires the lease (fast path, retry decisions
  * under guardrails, durable back-offs that a release cuts short, escalation to on-call), then holds
- * it (fenced renewals) until the caller releases it. The phases live in ./session; this function
- * alone ends a run, by returning the outcome or by continuing as new.
+ * it (a keeper renews it, fenced) until the caller releases it. The phases live in ./session; this
+ * function alone ends a run, by returning the outcome or by continuing as new while it waits.
  */
 export async function acquireLock(input: AcquireRequestInput): Promise<SessionOutcome> {
-  const paths = sessionPaths();
   refuseCarriedStateFromOutside(input);
   const slot = new SessionSlot();
   installSessionHandlers(slot);
-  const checked = await checkedRequest(input, paths);
+  const checked = await checkRequestAndTryFirst(input);
   // Where decisions are made is this worker's to say, not the request's: kept apart from it, so a
   // continued run checks its request afresh.
   const { modelTaskQueue, decisionsByPolicy, ...request } = checked.request;
-  const session = new LockSession(request, paths, {
+  const session = new LockSession(request, {
     modelTaskQueue: modelTaskQueue ?? null,
     byPolicy: decisionsByPolicy === true,
   });
-  // The first attempt is counted before the signals kept meanwhile reach the session: a release's
-  // wake-up that came while it ran then counts for the next try instead of being lost.
-  if (checked.firstAttempt) session.beginAttempt();
   slot.open(session);
-  const resumed = session.resumedLease;
-  const acquired: Acquisition = resumed
-    ? await confirmedCarriedLease(session, resumed)
-    : await acquireOrLeave(session, checked.firstAttempt);
-  if (!resumed && acquired.kind !== 'continued') {
+  const acquired = await acquireOrLeave(session, checked.firstAttempt);
+  if (acquired.kind !== 'continued') {
     const outcome = acquired.kind === 'held' ? 'acquired' : acquired.outcome.status;
     sessionMetrics.acquisitionEnded(outcome, session.waitedMs());
     sessionLog.acquisitionEnded({
@@ -84,28 +68,6 @@ function refuseCarriedStateFromOutside(input: unknown): void {
       'invalid acquisition request: resume: is carried only from a session to its own next run (continue-as-new); a caller never sets it',
       FAILURE_TYPES.invalidLockRequest,
     );
-}
-
-/**
- * A lease carried over from the previous run is held only if the lock service still shows it: the
- * same key, holder and token. Otherwise the hold ended between the runs, and the session says so.
- */
-async function confirmedCarriedLease(session: LockSession, carried: Lease): Promise<Acquisition> {
-  // A service that cannot be reached confirms nothing: the lease then runs out unrenewed (safe).
-  const live = await unlessUnreachable(() =>
-    handoffCalls.leaseHeldBy.executeWithOptions({ summary: `confirm token ${carried.token} carried over` }, [
-      session.key,
-      session.requester,
-    ]),
-  );
-  if (live && live.token === carried.token) return { kind: 'held', lease: { ...carried, ...live } };
-  const reason = "the lease carried over from the previous run is no longer the lock service's";
-  session.enter('lease-lost', reason);
-  sessionMetrics.leaseLost('renewal');
-  return {
-    kind: 'ended',
-    outcome: { status: 'lease-lost', lease: carried, attempts: session.attempts, reason },
-  };
 }
 
 // A session cancelled while it waits gives its place up on the way out: a ticket outlives a waiter

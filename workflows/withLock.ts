@@ -1,9 +1,9 @@
+// withLock and holdLockFor: a lock held around a job, from inside the caller's own workflow.
 import {
   ApplicationFailure,
   CancellationScope,
   condition,
   log,
-  patched,
   proxyActivities,
   sleep,
   startChild,
@@ -20,7 +20,6 @@ import type { SessionNews, SessionOutcome } from '../policy/session';
 import { requestRelease } from '../temporal/messages';
 import { endedBeforeSignal, forget, listenTo } from './sessionNews';
 import { acquireLock } from './acquireLock';
-import { WITHLOCK_STOPS_ON_LOSS } from './patches';
 
 /** Where withLock's session runs. */
 export interface WithLockOptions {
@@ -51,18 +50,16 @@ export async function withLock<T>(
       FAILURE_TYPES.invalidLockRequest,
     );
   const sessionId = acquisitionWorkflowId(request.key, request.requester);
-  // The one version boundary: parents started before it (0.1.0) believed their session's notices.
-  const proves = patched(WITHLOCK_STOPS_ON_LOSS);
   const answers: SessionNews[] = [];
   listenTo(sessionId, answers);
   const owner = request.owner ?? workflowInfo().workflowId;
   // The release capability, made here and kept in this run: the session's history gets its digest.
-  const releaseKey = proves ? uuid4() : undefined;
+  const releaseKey = uuid4();
   const session = await startChild(acquireLock, {
     workflowId: sessionId,
     ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
     args: [{ ...request, owner, notifyParent: true }],
-    ...(releaseKey ? { memo: { [RELEASE_KEY_MEMO]: releaseKeyDigest(releaseKey) } } : {}),
+    memo: { [RELEASE_KEY_MEMO]: releaseKeyDigest(releaseKey) },
     staticSummary: `acquire ${request.key} for ${request.requester} (for ${workflowInfo().workflowType})`,
   });
   // The session's end, as the server reports it: no other workflow can forge it.
@@ -72,21 +69,16 @@ export async function withLock<T>(
     () => (sessionEnded = true),
     () => (sessionEnded = true),
   ); // a failure during `fn` must not go unobserved meanwhile; it is thrown below
-  const lease = proves
-    ? await provenLease(request, answers, result, options)
-    : await believedLease(request, sessionId, answers, result);
+  const lease = await provenLease(request, answers, result, options);
   try {
-    return proves
-      ? await untilEnded(
-          () => fn(lease),
-          () => sessionEnded,
-        )
-      : await fn(lease);
+    return await untilEnded(
+      () => fn(lease),
+      () => sessionEnded,
+    );
   } finally {
     forget(sessionId);
-    const over = proves ? sessionEnded : answers.some((a) => a.status === 'ended');
     // A session that lost its lease has ended on its own: there is nothing to release.
-    if (!over)
+    if (!sessionEnded)
       await session
         .signal(requestRelease, { key: request.key, holder: request.requester }, releaseKey)
         .catch((error: unknown) => {
@@ -172,24 +164,6 @@ function notAcquired(key: string, outcome: SessionOutcome): ApplicationFailure {
     FAILURE_TYPES.lockNotAcquired,
     outcome,
   );
-}
-
-// Parents from before the boundary (0.1.0) took the lease from the session's notice.
-async function believedLease(
-  request: AcquireRequestInput,
-  sessionId: string,
-  answers: readonly SessionNews[],
-  result: Promise<SessionOutcome>,
-): Promise<Lease> {
-  await Promise.race([condition(() => answers.length > 0), result]);
-  const first = answers[0];
-  if (!first)
-    throw ApplicationFailure.nonRetryable(
-      `session ${sessionId} ended without a word`,
-      FAILURE_TYPES.lockNotAcquired,
-    );
-  if (first.status === 'ended') throw notAcquired(request.key, first.outcome);
-  return first.lease;
 }
 
 /**

@@ -29,7 +29,7 @@ describe('the release key', () => {
     expect(releaseKeyProblem(key, undefined)).toMatch(/force-release/);
   });
 
-  it('a release names its lease and shows its key; a name alone is enough only for a 0.1.0 session', () => {
+  it('a release names its lease and shows its key; a name alone is never enough', () => {
     const key = 'k'.repeat(43);
     const lease = { releaseKeyDigest: releaseKeyDigest(key) };
     const names = { key: 'x', holder: 'h' };
@@ -38,7 +38,7 @@ describe('the release key', () => {
     expect(leaseOwnerProblem({ key: 'x', holder: 'v' }, key, 'x', 'h', lease)).toMatch(/not "v" on "x"/);
     expect(leaseOwnerProblem({ ...names, releaseKey: key }, key, 'x', 'h', lease)).toMatch(/unknown field/);
     expect(leaseOwnerProblem(null, key, 'x', 'h', lease)).toMatch(/must be an object/);
-    expect(leaseOwnerProblem(names, undefined, 'x', 'h', { byNameAlone: true })).toBeNull();
+    expect(leaseOwnerProblem(names, undefined, 'x', 'h', {})).toMatch(/force-release/);
     expect(leaseOwnerProblem(names, key, 'x', 'h', {})).toMatch(/force-release/);
   });
 });

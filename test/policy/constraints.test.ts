@@ -76,7 +76,7 @@ describe('operator constraints', () => {
       /fairness: is priority-based, but a constraint says "preserve FIFO ordering"/,
     );
     // A continued run keeps what its first run accepted.
-    const resume = { attempts: 1, elapsedBeforeMs: 0, lease: null, heldBeforeMs: 0 };
+    const resume = { attempts: 1, elapsedBeforeMs: 0 };
     expect(
       parseAcquireRequest({ key: 'k', requester: 'r', constraints: ['please hurry'], resume }).constraints,
     ).toEqual(['please hurry']);

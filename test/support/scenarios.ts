@@ -188,12 +188,6 @@ export const heldByKeeper = {
   run: (ctx: ScenarioContext) => keptHold(ctx, 'session-held-by-keeper'),
 } satisfies Scenario;
 
-export const leanHeldByKeeper = {
-  name: 'session-lean-held-by-keeper',
-  histories: ['session-lean-held-by-keeper'],
-  run: (ctx: ScenarioContext) => keptHold(ctx, 'session-lean-held-by-keeper'),
-} satisfies Scenario;
-
 export const retryThenAcquire = {
   name: 'session-retry-then-acquire',
   histories: ['session-retry-then-acquire'],
@@ -231,8 +225,7 @@ export const retryThenAcquire = {
 
 /**
  * A holder and a waiter parked behind it; the holder's release wakes the waiter, which takes the
- * lease and releases. Recorded twice: once by 0.1.0 (the waiter watched the lease end), and once
- * since the waiting protocol parks until told and the holder's lease has a keeper.
+ * lease and releases.
  */
 async function handOffToParkedWaiter(
   { client, taskQueue, tag }: ScenarioContext,
@@ -269,21 +262,6 @@ export const wakeOnRelease = {
   histories: ['session-wake-on-release-holder', 'session-wake-on-release-waiter'],
   run: (ctx: ScenarioContext) =>
     handOffToParkedWaiter(ctx, 'session-wake-on-release-holder', 'session-wake-on-release-waiter'),
-} satisfies Scenario;
-
-export const parkedUntilTold = {
-  name: 'session-parked-until-told',
-  histories: ['session-parked-until-told-holder', 'session-parked-until-told-waiter'],
-  run: (ctx: ScenarioContext) =>
-    handOffToParkedWaiter(ctx, 'session-parked-until-told-holder', 'session-parked-until-told-waiter'),
-} satisfies Scenario;
-
-/** The same hand-off since the first attempt is made with the request's check and the keeper's end is not awaited. */
-export const leanHandOff = {
-  name: 'session-lean-hand-off',
-  histories: ['session-lean-hand-off-holder', 'session-lean-hand-off-waiter'],
-  run: (ctx: ScenarioContext) =>
-    handOffToParkedWaiter(ctx, 'session-lean-hand-off-holder', 'session-lean-hand-off-waiter'),
 } satisfies Scenario;
 
 export const escalateOperatorRetry = {
@@ -733,29 +711,11 @@ export const lockStatusOfQueue = {
   },
 } satisfies Scenario;
 
-/** The paths whose histories are committed under test/histories and replayed on every run. */
-/**
- * Committed histories no scenario records any more: they took a path that new runs no longer take
- * (a later patch replaced it), and stay to replay what running sessions of that code may still do.
- * By name, with the path each one keeps replaying.
- */
-export const RETIRED_HISTORIES: Readonly<Record<string, string>> = {
-  'session-renewed-in-workflow-task':
-    "renewals as local activities in the renewal timer's workflow task (patch renewal-in-workflow-task), before the lease keeper",
-  'session-deadlock-escalator':
-    'a deadlock found from wait-for edges named by requester (0.1.0), before edges joined owners',
-  'session-deadlock-halted':
-    'a session halted by a deadlock notice whose edges are named by requester (0.1.0), before owners',
-};
-
 export const SCENARIOS: Scenario[] = [
   fastPathHoldRelease,
   heldByKeeper,
-  leanHeldByKeeper,
   retryThenAcquire,
   wakeOnRelease,
-  parkedUntilTold,
-  leanHandOff,
   escalateOperatorRetry,
   escalateTimeoutAbandon,
   escalationResolvedByRelease,

@@ -22,8 +22,8 @@ export type Acquisition = { kind: 'held'; lease: Lease } | PhaseEnd;
  * by the guardrails. A waiter with a place in the queue parks on one timer until a release wakes it or
  * a safety deadline comes; one without backs off. Escalation when the guardrails or the decision say
  * so; an escalated waiter that kept its place still tries when a release wakes it. `first` is the
- * answer to the session's first attempt when it was made with the request's check (counted already:
- * it is recorded here, as the loop's own attempts are).
+ * answer to the session's first attempt when it rode in the request's check (checkRequestAndTryFirst):
+ * the phase counts and records it here, as it does its own attempts.
  */
 export async function acquireUntilHeld(
   session: LockSession,
@@ -33,6 +33,7 @@ export async function acquireUntilHeld(
   const owner = request.owner ? ` (owner ${request.owner})` : '';
   session.enter('acquiring', `acquiring ${key} for ${requester}${owner}`);
   let made = first;
+  if (made) session.countOpeningAttempt();
   for (;;) {
     if (session.deadlockClaim) await confirmDeadlockClaim(session);
     if (session.overtakingClaim) await confirmOvertaking(session);
@@ -79,7 +80,7 @@ export async function acquireUntilHeld(
       continue;
     }
     // Nothing changed behind the same holder: the parked waiter refreshed its ticket, and parks again.
-    const step = decided ? decided.step : parkStep(denial, progress, session);
+    const step = decided ? decided.step : parkStep(progress, session);
 
     if (step.kind === 'escalate') {
       // A waiter with a place keeps it while escalated: a release still wakes it, and it tries at
@@ -125,7 +126,7 @@ export async function acquireUntilHeld(
     if (parks) sessionMetrics.parked(step.sleepMs);
     session.waitEnded(await condition(() => session.woken, step.sleepMs, { summary }));
     if (parks) sessionMetrics.unparked();
-    if (workflowInfo().continueAsNewSuggested) return { kind: 'continued', resume: session.resume(null) };
+    if (workflowInfo().continueAsNewSuggested) return { kind: 'continued', resume: session.resume() };
   }
 }
 

@@ -21,7 +21,7 @@ export async function findDeadlock(session: LockSession, edges: WaitForEdge[]): 
   session.noteDeadlock(notice);
   // The others check the notice on the lock service's graph before they act: this session keeps its
   // place (and so the cycle) meanwhile, or the first to look would find it already broken.
-  if (others.length && session.paths.leanWorkflowTasks)
+  if (others.length)
     await sleep(DEADLOCK_CONFIRM_GRACE_MS, { summary: 'keep the place while the cycle is confirmed' });
   return true;
 }

@@ -14,7 +14,7 @@ import { appliedAs, type GuardedStep, guardDecision, type RetryProgress } from '
 import type { Denial } from '../../policy/lockSchemas';
 import { SESSION_QUEUE_TICKET_MS } from '../../policy/lockTerms';
 import { type DecisionRecord, type PolicyInput, policyRecord } from '../../policy/decisionPolicy';
-import { parkFor, parkUntilTold } from '../../policy/waiting';
+import { parkUntilTold } from '../../policy/waiting';
 import type { WaitForEdge } from '../../policy/waitForGraph';
 import type { DecisionRoute, LockSession } from './lockSession';
 import { onModelWorker } from '../modelWorkerCalls';
@@ -76,17 +76,15 @@ export async function decideAfterDenial(
   const record = await unlessWoken(session, () => decide(input, session.decisions));
   if (record === 'woken') return 'woken';
   // The model's delay is jittered with the sample drawn above: the policy, which had it, did not answer.
-  const rules = session.paths.harnessRules
-    ? {
-        noEscalationBeforeMs: session.constraints.noEscalationBeforeMs,
-        jitterSample: record.provider === 'anthropic' ? input.jitterSample : null,
-      }
-    : undefined;
+  const rules = {
+    noEscalationBeforeMs: session.constraints.noEscalationBeforeMs,
+    jitterSample: record.provider === 'anthropic' ? input.jitterSample : null,
+  };
   const guarded = guardDecision(record.decision, progress, session.budget, rules);
   // A waiter that parks is woken by a release, so a retry's delay gives way to the park: one timer
   // until the holder's lease ends or the ticket needs refreshing (bounded by the budget all the same).
   const parked = guarded.kind === 'sleep' && parks;
-  const step = parked ? parkStep(denial, progress, session) : guarded;
+  const step = parked ? parkStep(progress, session) : guarded;
 
   session.recordDecision(record, step, denial, progress, parked);
   sessionLog.decided({
@@ -104,14 +102,9 @@ export async function decideAfterDenial(
   return { record, step };
 }
 
-/**
- * A parked waiter's sleep (parkUntilTold; parkFor for runs from before it), or the escalation the
- * guardrails make of a spent budget.
- */
-export function parkStep(denial: Denial, progress: RetryProgress, session: LockSession): GuardedStep {
-  const due = session.parksUntilTold
-    ? parkUntilTold(progress, session.budget)
-    : parkFor(denial, SESSION_QUEUE_TICKET_MS, progress, session.budget);
+/** A parked waiter's sleep until told (parkUntilTold), or the escalation the guardrails make of a spent budget. */
+export function parkStep(progress: RetryProgress, session: LockSession): GuardedStep {
+  const due = parkUntilTold(progress, session.budget);
   return due.kind === 'stop'
     ? { kind: 'escalate', reason: `budget spent (${due.why})`, deadlock: false }
     : due;

@@ -2,11 +2,9 @@ import { condition, proxyActivities, upsertSearchAttributes, workflowInfo } from
 import type { Activities } from '../../activities';
 import type { EscalationNotice } from '../../activities/escalationStore';
 import type { Denial } from '../../policy/lockSchemas';
-import { SESSION_QUEUE_TICKET_MS } from '../../policy/lockTerms';
 import type { SessionOutcome } from '../../policy/session';
 import { untrustedText } from '../../policy/untrustedText';
 import type { WaitForEdge } from '../../policy/waitForGraph';
-import { ticketRefreshMs } from '../../policy/waiting';
 import { SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
 import { leaveQueue } from './fastPath';
 import type { LockSession } from './lockSession';
@@ -66,9 +64,8 @@ export async function pageOnCall(session: LockSession, cause: EscalationCause): 
   };
   session.beginEscalation(reason, deadlock);
   // Shown before on-call is paged, so the count of the key's escalations on every worker (the
-  // starvation monitor, a visibility query) can see this one's peers; runs before it never set it.
-  if (session.paths.harnessRules)
-    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.lockEscalatedAt, value: new Date(Date.now()) }]);
+  // starvation monitor, a visibility query) can see this one's peers.
+  upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.lockEscalatedAt, value: new Date(Date.now()) }]);
   const paged = await notifyOnCall.executeWithOptions(
     { summary: `page on-call: ${untrustedText(reason, 120)}` },
     [notice],
@@ -85,8 +82,7 @@ export async function pageOnCall(session: LockSession, cause: EscalationCause): 
 
 /**
  * Waits for the operator's answer until the escalation's deadline. A session still in the queue also
- * wakes on a release (and, in runs from before PARK_UNTIL_TOLD, when its ticket must be refreshed):
- * then the answer is `woken`. Otherwise the operator's answer (or its absence) is settled here.
+ * wakes on a release: then the answer is `woken`. Otherwise the operator's answer (or its absence) is settled here.
  */
 export async function awaitOperator(
   session: LockSession,
@@ -96,12 +92,10 @@ export async function awaitOperator(
 ): Promise<EscalationEvent> {
   const leftMs = escalation.deadline - Date.now();
   if (!session.operatorAnswered && leftMs > 0) {
-    // Its ticket outlives the escalation (ticketSpanMs); a run from before refreshes it on a timer.
-    const refreshing = inQueue && !session.parksUntilTold;
-    const waitMs = refreshing ? Math.min(leftMs, ticketRefreshMs(SESSION_QUEUE_TICKET_MS)) : leftMs;
+    // Its ticket outlives the escalation (ticketSpanMs): no timer refreshes it.
     const summary = `wait for operator, up to ${escalation.timeoutMs} ms` + (inQueue ? ', or a release' : '');
     // A wake-up that came while on-call was paged (or during the last try) ends this wait at once.
-    await condition(() => session.operatorAnswered || (inQueue && session.woken), waitMs, { summary });
+    await condition(() => session.operatorAnswered || (inQueue && session.woken), leftMs, { summary });
     if (!session.operatorAnswered && inQueue && Date.now() < escalation.deadline) return { kind: 'woken' };
   }
   return settle(session, escalation, lastDenial);

@@ -1,12 +1,78 @@
-import { log } from '@temporalio/workflow';
+// The acquisition phase's calls at the key's queue, and the only workflow code that asks the lock
+// service for a lease: the fast path (the first attempt riding in the request's check), and leaving
+// the queue. The phase (acquirePhase.ts) decides when each is made and counts every attempt.
+import { ActivityFailure, ApplicationFailure, log } from '@temporalio/workflow';
 import type { SessionAttempt } from '../../activities/lockActivities';
+import type { CheckedRequest } from '../../activities/requestActivities';
 import { fastPathRequest } from '../../policy/firstAttempt';
 import { denial } from '../../policy/lockTerms';
 import { handoffCalls, lockCalls, lockServiceUnreachable } from '../lockCalls';
 import type { LockSession } from './lockSession';
 import { sessionMetrics } from './metricsSink';
 
-// The acquisition phase's calls at the key's queue: the fast path, and leaving the queue.
+/** The session's checked request, and the answer to its first attempt when the check made it. */
+export interface CheckedStart {
+  request: CheckedRequest;
+  firstAttempt: SessionAttempt | null;
+}
+
+/**
+ * The session's request, checked and with its defaults filled in, or a non-retryable
+ * InvalidLockRequest failure that names each bad field (the session then fails before any lock call).
+ * The check runs in a local activity, in the first workflow task, and a fresh session's first
+ * fast-path attempt rides in the same call: one local activity instead of two in a row, each an
+ * activation's round trip. The acquisition phase counts that attempt (acquireUntilHeld). A run
+ * continued as new tries from its own state, after the check.
+ */
+export async function checkRequestAndTryFirst(input: unknown): Promise<CheckedStart> {
+  if (continuesARun(input)) return { request: await checkOnly(input), firstAttempt: null };
+  try {
+    const checked = await typedFailure(() =>
+      handoffCalls.checkRequestAndTryAcquire.executeWithOptions(
+        { summary: 'check the request, fast path, attempt 1' },
+        [input],
+      ),
+    );
+    if (typeof checked?.request !== 'object') throw new Error(ANOTHER_VERSIONS_RUN);
+    return { request: checked.request, firstAttempt: checked.attempt };
+  } catch (error) {
+    if (!lockServiceUnreachable(error)) throw error;
+    // The request may be fine and the service down: checked alone, the attempt is the service's
+    // denial, as a fast path that cannot reach the service answers.
+    return { request: await checkOnly(input), firstAttempt: unreachableDenial() };
+  }
+}
+
+/**
+ * Replaying a history whose first local activity answered something else: a session another version
+ * started (0.1.0 parsed its request in the workflow and then tried the fast path). Thrown as a plain
+ * error, it fails the workflow task, which Temporal retries: the session waits, unchanged, for a
+ * worker of its own version, and the UI says why.
+ */
+const ANOTHER_VERSIONS_RUN =
+  'this session was started by another lockwarden version (0.1.0?): run it to its end on a worker of that version (README, Versioning)';
+
+function checkOnly(input: unknown): Promise<CheckedRequest> {
+  return typedFailure(() =>
+    handoffCalls.checkAcquireRequest.executeWithOptions({ summary: 'check the request' }, [input]),
+  );
+}
+
+// The session fails with the check's own typed failure (InvalidLockRequest), not an activity failure.
+async function typedFailure<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    const cause = error instanceof ActivityFailure ? error.cause : error;
+    if (cause instanceof ApplicationFailure && cause.nonRetryable) throw cause;
+    throw error;
+  }
+}
+
+// A continued run's input carries what it resumes; the check refuses it if that is malformed.
+function continuesARun(input: unknown): boolean {
+  return typeof input === 'object' && input !== null && (input as { resume?: unknown }).resume !== undefined;
+}
 
 /**
  * One attempt at the lock service's fast path for this session's request, counted in its state. The

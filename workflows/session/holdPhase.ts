@@ -2,19 +2,15 @@ import {
   ActivityCancellationType,
   CancellationScope,
   condition,
-  patched,
   proxyActivities,
   sleep,
   type TemporalFailure,
-  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import type { RenewalResult } from '../../activities/lockActivities';
 import { NON_RETRYABLE_ERROR_TYPES } from '../../policy/errors';
 import { keeperHeartbeatTimeoutMs, keeperStartInMs, renewalIntervalMs } from '../../policy/leaseKeeping';
 import type { FencedActionResult, Lease } from '../../policy/lockSchemas';
-import { handoffCalls, lockCalls, lockServiceUnreachable } from '../lockCalls';
-import { RENEWAL_IN_WORKFLOW_TASK } from '../patches';
+import { handoffCalls, lockServiceUnreachable } from '../lockCalls';
 import { sessionMetrics } from './metricsSink';
 import type { LockSession, PhaseEnd } from './lockSession';
 import { tellParent } from './peerSignals';
@@ -40,40 +36,12 @@ const { keepLease } = proxyActivities<Activities>({
  * caller asks for a release (fenced by the same token) or the lease is lost. Ends with the session's
  * end, or by continuing as new with the lease.
  */
-export async function holdUntilReleased(session: LockSession, acquired: Lease): Promise<PhaseEnd> {
-  let lease = acquired;
+export async function holdUntilReleased(session: LockSession, lease: Lease): Promise<PhaseEnd> {
   session.holdGranted(lease);
   session.enter('holding', `holding ${session.key} with token ${lease.token}`);
   if (session.request.notifyParent) await tellParent({ status: 'acquired', lease });
   const renewEveryMs = renewalIntervalMs(session.request.ttlMs);
-  // A run continued from another renews first: the hand-over itself took part of the interval.
-  let renewFirst = session.resumedLease !== null;
-  if (session.paths.leaseKeptByActivity)
-    return keptUntilReleased(session, lease, { renewEveryMs, renewFirst });
-  while (!session.releaseRequested) {
-    if (!renewFirst) {
-      const released = await condition(() => session.releaseRequested, renewEveryMs, {
-        summary: `hold token ${lease.token}: renew in ${renewEveryMs} ms`,
-      });
-      if (released) break;
-    }
-    renewFirst = false;
-    const renewal = await renewWhileTimeLeft(lease);
-    if (!renewal.ok) {
-      session.enter('lease-lost', `lease lost: ${renewal.reason}`);
-      return {
-        kind: 'ended',
-        outcome: { status: 'lease-lost', lease, attempts: session.attempts, reason: renewal.reason },
-      };
-    }
-    lease = { ...lease, leaseUntil: renewal.leaseUntil };
-    session.renewed(lease);
-    if (workflowInfo().continueAsNewSuggested && !session.releaseRequested) {
-      return { kind: 'continued', resume: session.resume(lease) };
-    }
-  }
-
-  return releaseHeld(session, lease);
+  return keptUntilReleased(session, lease, renewEveryMs);
 }
 
 // The release activity wakes the head of the queue itself: the hand-off waits for no task of ours.
@@ -101,30 +69,26 @@ async function releaseHeld(session: LockSession, lease: Lease): Promise<PhaseEnd
 async function keptUntilReleased(
   session: LockSession,
   lease: Lease,
-  plan: { renewEveryMs: number; renewFirst: boolean },
+  renewEveryMs: number,
 ): Promise<PhaseEnd> {
-  if (session.paths.leanWorkflowTasks && !plan.renewFirst) {
-    // A hold given back before its lease is near due needs no keeper (LEAN_WORKFLOW_TASKS).
-    const startInMs = keeperStartInMs(plan.renewEveryMs);
-    const released = await condition(() => session.releaseRequested, startInMs, {
-      summary: `hold token ${lease.token}: a keeper starts in ${startInMs} ms unless released`,
-    });
-    if (released) return releaseHeld(session, lease);
-  }
+  // A hold given back before its lease is near due needs no keeper.
+  const startInMs = keeperStartInMs(renewEveryMs);
+  const released = await condition(() => session.releaseRequested, startInMs, {
+    summary: `hold token ${lease.token}: a keeper starts in ${startInMs} ms unless released`,
+  });
+  if (released) return releaseHeld(session, lease);
   const keeperScope = new CancellationScope();
   const keeping = keeperScope.run(() =>
     keepLease.executeWithOptions(
       {
         startToCloseTimeout: '1 day',
         heartbeatTimeout: keeperHeartbeatTimeoutMs(session.request.ttlMs),
-        summary: `keep token ${lease.token}: renew every ${plan.renewEveryMs} ms`,
+        summary: `keep token ${lease.token}: renew every ${renewEveryMs} ms`,
         // Nothing waits for the cancelled keeper: answered when it has stopped, its cancellation
-        // costs the release's workflow task no activation (LEAN_WORKFLOW_TASKS).
-        ...(session.paths.leanWorkflowTasks
-          ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED }
-          : {}),
+        // costs the release's workflow task no activation.
+        cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
       },
-      [lease, plan],
+      [lease, { renewEveryMs }],
     ),
   );
   let keeperEnded = false;
@@ -145,27 +109,6 @@ async function keptUntilReleased(
 
 /** How long a session waits before it calls a lock service it could not reach again. */
 const UNREACHABLE_RETRY_MS = 1_000;
-
-// A renewal the lock service could not be reached for is tried again while the lease may still be
-// renewed in time (as the workflow's clock sees it): past that, the lease is lost whatever the
-// service would say.
-function renewWhileTimeLeft(lease: Lease): Promise<RenewalResult> {
-  return retryUntil(
-    () =>
-      (patched(RENEWAL_IN_WORKFLOW_TASK) ? handoffCalls : lockCalls).renewLease.executeWithOptions(
-        { summary: `renew token ${lease.token}` },
-        [lease],
-      ),
-    {
-      deadline: lease.leaseUntil - UNREACHABLE_RETRY_MS,
-      again: `lock service unreachable: renew token ${lease.token} again`,
-      gaveUp: (error) => ({
-        ok: false,
-        reason: `the lock service could not be reached before the lease ran out (${error.message})`,
-      }),
-    },
-  );
-}
 
 // A release the lock service could not be reached for is tried again until the lease's deadline; past
 // it the service has let the lease expire, which is what the answer says.

@@ -7,7 +7,6 @@ import type { Denial, Lease } from '../../policy/lockSchemas';
 import type { DecisionRecord } from '../../policy/decisionPolicy';
 import type { OperatorDecision, ReleaseAnswer, SessionOutcome } from '../../policy/session';
 import { needsDecision, nothingMoved, situationOf, wakeChangedNothing } from '../../policy/waiting';
-import { tellParent } from './peerSignals';
 import { SessionInbox } from './sessionInbox';
 import type { Escalation, Resume } from './sessionRecord';
 
@@ -25,6 +24,14 @@ export class LockSession extends SessionInbox {
   /** Counts a fast-path attempt about to be made; a wake-up from here on ends the next wait. */
   beginAttempt(): number {
     this.wokenByRelease = false;
+    return ++this.current.attempts;
+  }
+
+  /**
+   * Counts the attempt that rode in the request's check, made before the session existed: a wake-up
+   * delivered since (kept while the check ran) still ends the next wait.
+   */
+  countOpeningAttempt(): number {
     return ++this.current.attempts;
   }
 
@@ -61,7 +68,7 @@ export class LockSession extends SessionInbox {
    */
   noteSituation(denial: Denial, parks: boolean): boolean {
     const seen = situationOf(denial);
-    if (this.wokenEarly && this.paths.leanWorkflowTasks && wakeChangedNothing(this.situation, seen)) {
+    if (this.wokenEarly && wakeChangedNothing(this.situation, seen)) {
       this.current.attempts--;
       this.refused('lockReleased', 'nothing-changed', `woken while ${seen.holder} still holds`);
     }
@@ -102,7 +109,7 @@ export class LockSession extends SessionInbox {
       decision: decision.decision,
       retryAfterMs: decision.retry_after_ms ?? null,
       appliedMs: step.kind === 'sleep' ? step.sleepMs : null,
-      ...(this.paths.harnessRules ? { appliedAs: appliedAs(step, parked) } : {}),
+      appliedAs: appliedAs(step, parked),
       fallbackCause: record.fallbackCause,
     };
     this.current.decisions = [...this.current.decisions.slice(-9), recorded];
@@ -170,9 +177,9 @@ export class LockSession extends SessionInbox {
 
   // ---- The hold ----
 
-  /** Marks the start of the hold (counting what an earlier run already held). */
+  /** Marks the start of the hold. */
   holdGranted(lease: Lease): void {
-    this.heldSince = Date.now() - (this.request.resume?.heldBeforeMs ?? 0);
+    this.heldSince = Date.now();
     this.current.place = null;
     this.current.lease = lease;
     this.current.holder = this.requester;
@@ -188,14 +195,9 @@ export class LockSession extends SessionInbox {
 
   // ---- The end of the run ----
 
-  /** What a continued run must know to go on waiting (`lease` null) or holding. */
-  resume(lease: Lease | null): Resume {
-    return {
-      attempts: this.current.attempts,
-      elapsedBeforeMs: lease ? 0 : this.waitedMs(),
-      lease,
-      heldBeforeMs: lease ? this.heldMs() : 0,
-    };
+  /** What a continued run must know to go on waiting. */
+  resume(): Resume {
+    return { attempts: this.current.attempts, elapsedBeforeMs: this.waitedMs() };
   }
 
   /** This run is about to continue as new: waiting updates answer so, once every handler is done. */
@@ -204,10 +206,12 @@ export class LockSession extends SessionInbox {
     await condition(allHandlersFinished);
   }
 
-  /** Ends the session: tells the parent, answers every waiting update, and returns the outcome. */
+  /**
+   * Ends the session: answers every waiting update, and returns the outcome (a withLock parent learns
+   * of the end from the child's result, which only the server reports).
+   */
   async finish(outcome: SessionOutcome): Promise<SessionOutcome> {
     this.ended = outcome;
-    if (this.request.notifyParent) await tellParent({ status: 'ended', outcome });
     await condition(allHandlersFinished);
     return outcome;
   }

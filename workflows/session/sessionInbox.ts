@@ -48,10 +48,9 @@ export class SessionInbox extends SessionRecord {
   toldOfDeadlock(notice: unknown): void {
     const problem = deadlockNoticeProblem(notice);
     if (problem) return this.refused('deadlockFound', 'bad-payload', problem);
-    // A notice is a claim: a current run acts on it once the lock service's graph shows the cycle
-    // (confirmDeadlockClaim); runs from before that (0.1.0) believed it.
-    if (this.paths.leanWorkflowTasks) this.deadlockClaimed ??= notice as DeadlockNotice;
-    else this.noteDeadlock(notice as DeadlockNotice);
+    // A notice is a claim: the session acts on it once the lock service's graph shows the cycle
+    // (confirmDeadlockClaim).
+    this.deadlockClaimed ??= notice as DeadlockNotice;
     this.wokenByRelease = true;
   }
 
@@ -75,9 +74,8 @@ export class SessionInbox extends SessionRecord {
   toldOvertaken(overtaking: unknown): void {
     const problem = overtakingProblem(overtaking, this.key, this.requester);
     if (problem) return this.refused('fairnessViolated', 'bad-payload', problem);
-    // A claim, checked on the lock service's queue (confirmOvertaking) by current runs.
-    if (this.paths.leanWorkflowTasks) this.overtakingClaimed ??= overtaking as Overtaking;
-    else this.overtaken ??= overtaking as Overtaking;
+    // A claim, checked on the lock service's queue (confirmOvertaking).
+    this.overtakingClaimed ??= overtaking as Overtaking;
     this.wokenByRelease = true;
   }
 
@@ -172,11 +170,8 @@ export class SessionInbox extends SessionRecord {
     // The digest comes with the start, in the memo (which only the starter sets), or, in a run
     // continued as new, in the request its previous run handed over.
     const releaseKeyDigest = this.releaseKeyDigest;
-    // Sessions 0.1.0 started (before the release key) are released by name, as their callers do.
-    const byNameAlone = releaseKeyDigest === undefined && !this.paths.leanWorkflowTasks;
     return leaseOwnerProblem(owner, releaseKey, this.key, this.requester, {
       ...(releaseKeyDigest ? { releaseKeyDigest } : {}),
-      byNameAlone,
     });
   }
 

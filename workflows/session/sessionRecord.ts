@@ -1,16 +1,10 @@
 // A session's fields and what its phases read of them: the base of LockSession (lockSession.ts).
 import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { AcquireRequest, RetryBudget } from '../../policy/acquireRequest';
-import {
-  type ConstraintRules,
-  constraintRules,
-  NO_CONSTRAINTS,
-  tightenBudget,
-} from '../../policy/constraints';
+import { type ConstraintRules, constraintRules, tightenBudget } from '../../policy/constraints';
 import type { PastDecision } from '../../policy/decisionContext';
 import type { Overtaking } from '../../policy/fairness';
-import type { Denial, Lease } from '../../policy/lockSchemas';
-import { SESSION_QUEUE_TICKET_MS } from '../../policy/lockTerms';
+import type { Denial } from '../../policy/lockSchemas';
 import { RELEASE_KEY_MEMO } from '../../policy/releaseKey';
 import type {
   DeadlockNotice,
@@ -22,7 +16,6 @@ import type {
 } from '../../policy/session';
 import { ticketSpanMs, type WaitSituation } from '../../policy/waiting';
 import { SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
-import type { SessionPaths } from './sessionPaths';
 
 /**
  * Where a session asks for retry decisions: the model worker's task queue; or the policy, in a local
@@ -52,7 +45,7 @@ export class SessionRecord {
   protected readonly current: SessionState;
   /** The budget in force: the caller's within its constraints, plus whatever an operator granted. */
   protected grantedBudget: RetryBudget;
-  /** The request's constraints, as the guardrails enforce them (none for runs before HARNESS_RULES_OF_000). */
+  /** The request's constraints, as the guardrails enforce them. */
   readonly constraints: ConstraintRules;
   protected denial: Denial | undefined;
   protected readonly pastDecisions: PastDecision[] = [];
@@ -87,12 +80,10 @@ export class SessionRecord {
 
   constructor(
     readonly request: AcquireRequest,
-    /** The patched paths this run takes, decided at its start (sessionPaths). */
-    readonly paths: SessionPaths,
     /** Where decisions are asked for, as the worker that checked the request said. */
     readonly decisions: DecisionRoute = { modelTaskQueue: null, byPolicy: false },
   ) {
-    this.constraints = paths.harnessRules ? constraintRules(request.constraints) : NO_CONSTRAINTS;
+    this.constraints = constraintRules(request.constraints);
     this.grantedBudget = tightenBudget(request.budget, this.constraints);
     this.lastBackoffMs = request.budget.baseBackoffMs;
     this.waitingSince = Date.now() - (request.resume?.elapsedBeforeMs ?? 0);
@@ -104,7 +95,7 @@ export class SessionRecord {
       attempts: request.resume?.attempts ?? 0,
       decisions: [],
       holder: null,
-      lease: request.resume?.lease ?? null,
+      lease: null,
       budgetLeft: { retries: this.grantedBudget.maxRetries, waitMs: this.grantedBudget.maxTotalWaitMs },
       waitedMs: request.resume?.elapsedBeforeMs ?? 0,
       waitingSince: this.waitingSince,
@@ -195,25 +186,8 @@ export class SessionRecord {
     return this.deadlock;
   }
 
-  /** The lease a continued run took over, still held; null for a run that must acquire. */
-  get resumedLease(): Lease | null {
-    return this.request.resume?.lease ?? null;
-  }
-
-  /**
-   * Whether this run parks until told (PARK_UNTIL_TOLD) or watches the lease end and refreshes its
-   * ticket, as runs before it did.
-   */
-  get parksUntilTold(): boolean {
-    return this.paths.parksUntilTold;
-  }
-
-  /**
-   * The span its queue ticket is asked to live at this attempt: the session's whole wait from here
-   * (ticketSpanMs), or, for a run that refreshes its ticket, the fixed session ticket.
-   */
+  /** The span its queue ticket is asked to live at this attempt: the session's whole wait from here. */
   ticketSpanMs(): number {
-    if (!this.parksUntilTold) return SESSION_QUEUE_TICKET_MS;
     return ticketSpanMs(
       this.grantedBudget.maxTotalWaitMs - this.waitedMs(),
       this.request.escalationTimeoutMs,

@@ -1,0 +1,56 @@
+// The 0.1.0 release's workflow code, extracted from git: what the upgrade and replay tests run as 0.1.0.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { quietBundlerLogger } from '../../devkit/temporal';
+
+const ROOT = path.join(__dirname, '..', '..');
+
+/** The 0.1.0 release: its tag, or the commit the tag names where a clone has no tags. */
+export const RELEASE_010 = {
+  tag: 'v0.1.0',
+  commit: 'f00872bb5dfbd86586d2899d34814bdd8e53413f',
+  buildId: '0.1.0',
+};
+
+/** Extracts the release's workflow code (and the modules it imports) from git into a temporary tree. */
+export function checkOutRelease010(): string {
+  const rev = [RELEASE_010.tag, RELEASE_010.commit].find((r) => {
+    try {
+      execFileSync('git', ['rev-parse', '--verify', '--quiet', `${r}^{commit}`], { cwd: ROOT, stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  if (!rev)
+    throw new Error(
+      `neither ${RELEASE_010.tag} nor ${RELEASE_010.commit} is in this clone: fetch tags or unshallow it`,
+    );
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lockwarden-0.1.0-'));
+  const archive = execFileSync('git', ['archive', rev, 'workflows', 'policy', 'temporal', 'activities', 'locks'], {
+    cwd: ROOT,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  execFileSync('tar', ['-x', '-C', dir], { input: archive });
+  // The release's code resolves its packages (the SDK, zod) from this checkout's node_modules.
+  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  return dir;
+}
+
+/** The 0.1.0 workflow bundle, built from a checkout of the release; `dispose` removes the checkout. */
+export async function release010Bundle(): Promise<{ bundle: WorkflowBundleWithSourceMap; dispose: () => void }> {
+  const dir = checkOutRelease010();
+  try {
+    const bundle = await bundleWorkflowCode({
+      workflowsPath: path.join(dir, 'workflows', 'index.ts'),
+      logger: quietBundlerLogger,
+    });
+    return { bundle, dispose: () => fs.rmSync(dir, { recursive: true, force: true }) };
+  } catch (error) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}

@@ -24,6 +24,7 @@ import {
   InvalidLockRequestError,
   LeaseActionDeniedError,
   LockNotAcquiredError,
+  SessionNotYetStartedError,
 } from '../policy/errors';
 import { RELEASE_KEY_MEMO, releaseKeyDigest } from '../policy/releaseKey';
 import {
@@ -36,6 +37,7 @@ import {
 } from '../policy/lockSchemas';
 import type { LockStatus } from '../policy/lockStatus';
 import {
+  isSessionState,
   type LeaseAnswer,
   type OperatorDecision,
   type OperatorDecisionInput,
@@ -384,20 +386,17 @@ const STATE_WHILE_CHECKING_MS = 5_000;
 
 /**
  * A session's current state (attempts, decisions, holder, budget left, escalation). A session
- * answers its first moments (its request's check, one local activity) with "ask again": this asks
- * again every 20 ms, for at most STATE_WHILE_CHECKING_MS, before it gives that answer up.
+ * answers its first moments (its request's check, one local activity) with `checking-request`: this
+ * asks again every 20 ms, for at most STATE_WHILE_CHECKING_MS, then throws SessionNotYetStartedError.
  */
 export async function stateOf(client: Client, workflowId: string): Promise<SessionState> {
   const handle = client.workflow.getHandle(workflowId);
   const until = Date.now() + STATE_WHILE_CHECKING_MS;
   for (;;) {
-    try {
-      return await handle.query(sessionState);
-    } catch (error) {
-      const checking = error instanceof Error && error.message.includes('checking its request: ask again');
-      if (!checking || Date.now() >= until) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const answer = await handle.query(sessionState);
+    if (isSessionState(answer)) return answer;
+    if (Date.now() >= until) throw new SessionNotYetStartedError(workflowId);
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 

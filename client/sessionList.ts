@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { describeIssues, InvalidLockRequestError } from '../policy/errors';
 import { holderSchema, lockKeySchema } from '../policy/lockSchemas';
 import { mapConcurrently } from './concurrency';
-import { SESSION_PHASES, type SessionOutcome, type SessionState } from '../policy/session';
+import { isSessionState, SESSION_PHASES, type SessionOutcome, type SessionState } from '../policy/session';
 import { sessionState } from '../temporal/messages';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 import { workflowUiUrl } from './lockwardenClient';
@@ -135,9 +135,11 @@ function attribute(
 // The session's state, or null when its worker does not answer in time (the row still shows).
 async function queryState(client: Client, execution: WorkflowExecutionInfo): Promise<SessionState | null> {
   try {
-    return await client.withDeadline(Date.now() + STATE_QUERY_TIMEOUT_MS, () =>
+    const answer = await client.withDeadline(Date.now() + STATE_QUERY_TIMEOUT_MS, () =>
       client.workflow.getHandle(execution.workflowId, execution.runId).query(sessionState),
     );
+    // A session still checking its request has no state yet: its row shows what visibility knows.
+    return isSessionState(answer) ? answer : null;
   } catch {
     return null;
   }

@@ -19,15 +19,21 @@ export {
 } from '../client/lockwardenClient';
 export { type ClientTarget, connectClient } from '../client/connect';
 export {
+  CorruptLockStateError,
   FAILURE_TYPES,
   InvalidConfigurationError,
   InvalidLockRequestError,
+  isCorruptLockState,
   isInvalidConfiguration,
   isInvalidLockRequest,
+  isLeaseActionDenied,
   isLockNotAcquired,
   isMissingDriver,
+  isSessionNotYetStarted,
+  LeaseActionDeniedError,
   LockNotAcquiredError,
   MissingDriverError,
+  SessionNotYetStartedError,
 } from '../policy/errors';
 export type { AcquireRequestInput, RetryBudget } from '../policy/acquireRequest';
 export type { Fairness, FencedActionResult, Lease } from '../policy/lockSchemas';
@@ -38,4 +44,6 @@ export type {
   SessionNews,
   SessionOutcome,
   SessionState,
+  RequestBeingChecked,
+  StateAnswer,
 } from '../policy/session';

@@ -13,6 +13,7 @@ export const FAILURE_TYPES = {
   invalidOperatorAnswer: 'InvalidOperatorAnswer',
   missingDriver: 'MissingDriver',
   corruptLockState: 'CorruptLockState',
+  sessionNotYetStarted: 'SessionNotYetStarted',
 } as const;
 
 /** Thrown when a lock request fails validation; the message names each bad field and what is accepted. */
@@ -97,6 +98,23 @@ export class CorruptLockStateError extends Error {
 /** Type guard for {@link CorruptLockStateError}, also across a serialization boundary (by name). */
 export function isCorruptLockState(error: unknown): error is CorruptLockStateError {
   return error instanceof Error && error.name === FAILURE_TYPES.corruptLockState;
+}
+
+/**
+ * Thrown by the client's `stateOf` when a session is still checking its request after the client has
+ * asked for its state for a while: its first workflow task has not finished (no worker polls its task
+ * queue, or its worker is stalled). Ask again later, or look at the session in the UI.
+ */
+export class SessionNotYetStartedError extends Error {
+  override readonly name = FAILURE_TYPES.sessionNotYetStarted;
+  constructor(readonly workflowId: string) {
+    super(`session ${workflowId} is still checking its request: it has no state yet; ask again`);
+  }
+}
+
+/** Type guard for {@link SessionNotYetStartedError}, also across a serialization boundary (by name). */
+export function isSessionNotYetStarted(error: unknown): error is SessionNotYetStartedError {
+  return error instanceof Error && error.name === FAILURE_TYPES.sessionNotYetStarted;
 }
 
 /** Error type names that retrying cannot fix; activities and workflows declare them non-retryable. */

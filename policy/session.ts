@@ -80,6 +80,23 @@ export interface DeadlockFacts {
 }
 
 /**
+ * The `state` query's answer in a session's first moments, while its request is checked (one local
+ * activity): there is no state yet, and the caller asks again. A value, not a query failure: a query
+ * handler's failure reaches the client as text only.
+ */
+export interface RequestBeingChecked {
+  status: 'checking-request';
+}
+
+/** What the `state` query answers: the session's state, or that its request is still being checked. */
+export type StateAnswer = SessionState | RequestBeingChecked;
+
+/** Whether a `state` answer is the session's state (not the moment before it has one). */
+export function isSessionState(answer: StateAnswer): answer is SessionState {
+  return !('status' in answer);
+}
+
+/**
  * The answer to `awaitLease`: the lease once held, how the session ended without one, or that the run
  * continued as new (the caller asks the next run: the session goes on there).
  */

@@ -8,7 +8,7 @@ import type {
   SessionNews,
   OperatorDecisionInput,
   ReleaseAnswer,
-  SessionState,
+  StateAnswer,
 } from '../policy/session';
 
 // The messages a session answers: what callers, the Temporal UI and other sessions send it. Clients
@@ -56,7 +56,7 @@ export const resolveEscalation = defineUpdate<OperatorDecision, [OperatorDecisio
 export const resolveEscalationSignal = defineSignal<[OperatorDecisionInput]>('resolveEscalation');
 
 /** The session's current state. */
-export const sessionState = defineQuery<SessionState>('state');
+export const sessionState = defineQuery<StateAnswer>('state');
 
 /** Sent by a session started through withLock to its parent: (session workflow id, what happened). */
 export const lockSessionUpdate = defineSignal<[string, SessionNews]>('lockwarden.sessionUpdate');

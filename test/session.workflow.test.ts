@@ -15,8 +15,13 @@ import {
   startAcquisition,
   stateOf,
 } from '../client/lockwardenClient';
-import { releaseLease, requestRelease } from '../temporal/messages';
-import { InvalidLockRequestError, LockNotAcquiredError } from '../policy/errors';
+import { releaseLease, requestRelease, sessionState } from '../temporal/messages';
+import {
+  InvalidLockRequestError,
+  isSessionNotYetStarted,
+  LockNotAcquiredError,
+  SessionNotYetStartedError,
+} from '../policy/errors';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 import { runScenario } from './support/runScenario';
 import {
@@ -120,6 +125,39 @@ describe('acquisition sessions on the dev server', () => {
     expect(kept.activitySummaries.filter((s) => s.startsWith('keep token'))).toHaveLength(1);
     expect(kept.eventsAfterMoreRenewals).toBe(kept.eventsWhileHeld);
   });
+
+  it('a session still checking its request answers the state query with checking-request; stateOf then throws SessionNotYetStarted', async () => {
+    // The lock service answers the first attempt (which rides in the request's check) only when let go.
+    let letGo: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (letGo = resolve));
+    const slowLocks = new Proxy(fixture.locks, {
+      get(target, name, receiver) {
+        if (name !== 'tryAcquire') return Reflect.get(target, name, receiver);
+        return async (request: Parameters<typeof target.tryAcquire>[0]) => {
+          await gate;
+          return target.tryAcquire(request);
+        };
+      },
+    });
+    await withWorker(fixture.env, { ...deps(), locks: slowLocks }, async (taskQueue) => {
+      const started = await startAcquisition(fixture.env.client, { key, requester: 'early' }, { taskQueue });
+      const handle = fixture.env.client.workflow.getHandle(started.workflowId);
+      await waitFor('the state query answered while checking', async () => {
+        const answer = await handle.query(sessionState).catch(() => null);
+        return answer !== null && 'status' in answer && answer.status === 'checking-request';
+      });
+      const failure = await stateOf(fixture.env.client, started.workflowId).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(SessionNotYetStartedError);
+      expect(isSessionNotYetStarted(failure)).toBe(true);
+      letGo();
+      const { lease } = await awaitLeaseOf(fixture.env.client, started.workflowId).then((a) => {
+        if (a.status !== 'acquired') throw new Error(`not acquired: ${a.status}`);
+        return a;
+      });
+      expect(await stateOf(fixture.env.client, started.workflowId)).toMatchObject({ phase: 'holding' });
+      await release(fixture.env.client, lease);
+    });
+  }, 60_000);
 
   it('a session that has ended answers awaitLeaseOf with its outcome and a release with not-holding', async () => {
     await withWorker(fixture.env, deps(), async (taskQueue) => {

@@ -45,14 +45,7 @@ export class SessionSlot {
 
 /** Registers the updates and the state query of a session that is about to be opened in `slot`. */
 export function installSessionHandlers(slot: SessionSlot): void {
-  setHandler(sessionState, () => {
-    if (!slot.session)
-      throw ApplicationFailure.nonRetryable(
-        'the session is checking its request: ask again',
-        'NotYetStarted',
-      );
-    return slot.session.state;
-  });
+  setHandler(sessionState, () => slot.session?.state ?? { status: 'checking-request' });
   // Validators run before an update is accepted: a refused one leaves no trace in the history, and
   // the caller (lockctl resolve, a client's release) is told why. Before the session exists, nothing
   // waits for an operator, and a release is accepted and answered once the session says what it holds.

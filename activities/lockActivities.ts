@@ -36,7 +36,6 @@ export type ReleasedBy = 'session' | 'operator';
 /** A fast-path answer with the wait-for edges around a denial, for the session's deadlock check. */
 export type SessionAttempt = AcquireAttempt & { waitForEdges?: WaitForEdge[] };
 
-
 /** A live lease as the lock service shows it: (key, holder, token) and its deadline on the service's clock. */
 export type LiveLease = Pick<Lease, 'key' | 'holder' | 'token' | 'leaseUntil'>;
 

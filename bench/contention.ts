@@ -28,6 +28,7 @@ import { createFloorMutex } from './floorMutex';
 import { floorFinish, floorGo, floorReady } from './floorWorkflows';
 import { sessionLogSinks } from '../worker/sessionLogSinks';
 import { sessionMetricsSinks } from '../worker/sessionMetricsSinks';
+import { EvidenceFile } from './evidenceFile';
 import { lineChart } from './svgChart';
 
 // What users feel under contention, in one run, on one dev server and one lock service:
@@ -249,11 +250,22 @@ async function main(): Promise<void> {
     `${r.jitter.utilization.toFixed(3)} (${r.jitter.lockCallsPerAcquisition.toFixed(1)}) | ` +
     `${r.polling.utilization.toFixed(3)} (${r.polling.lockCallsPerAcquisition.toFixed(1)}) |`;
 
+  const runLine = `contention, ${options.backend} lock service, ${new Date().toISOString()}`;
+  const evidence = new EvidenceFile('contention-bench', runLine);
+  /** A row of the table that a reader acts on, kept in the JSON report too. */
+  const figure = (name: string, value: string, baseline: string, ratioText: string) =>
+    evidence.figure(name, `${value} (${baseline}, ${ratioText})`);
   try {
     await runOn(options.backend, async (ctx) => {
-      say(`# contention, ${options.backend} lock service, ${new Date().toISOString()}`);
+      say(`# ${runLine}`);
       say('');
       const one = await uncontended(ctx.client, ctx.taskQueue);
+      figure(
+        'P1 uncontended acquire + release, p50',
+        ms(one.session),
+        `a workflow of 2 no-op activities ${ms(one.two)}`,
+        ratio(one.session, one.two),
+      );
       say('| figure | lockwarden | baseline | ratio | goal |');
       say('| --- | --- | --- | --- | --- |');
       say(
@@ -263,6 +275,18 @@ async function main(): Promise<void> {
         `| P1, against the session's shape | ${ms(one.session)} | floor workflow, 2 updates ${ms(one.floor)} | ${ratio(one.session, one.floor)} | – |`,
       );
       const hand = await handoff(ctx.client, ctx.taskQueue);
+      figure(
+        'P3 hand-off p50, client-observed',
+        ms(hand.seenP50),
+        `2 × bare signal round trip ${ms(2 * hand.bare)}`,
+        ratio(hand.seenP50, 2 * hand.bare),
+      );
+      figure(
+        'P3 hand-off p99, client-observed',
+        ms(hand.seenP99),
+        `its own p50 ${ms(hand.seenP50)}`,
+        ratio(hand.seenP99, hand.seenP50),
+      );
       say(
         `| P3 hand-off p50, client-observed (release() called → next acquire answered) | ${ms(hand.seenP50)} | 2 × bare signal round trip ${ms(2 * hand.bare)} | ${ratio(hand.seenP50, 2 * hand.bare)} | ≤ 1.0× |`,
       );
@@ -276,6 +300,12 @@ async function main(): Promise<void> {
         `| P3 hand-off p99 (service clock) | ${ms(hand.p99)} | its own p50 ${ms(hand.p50)} | ${ratio(hand.p99, hand.p50)} | – |`,
       );
       const keys = await independentKeys(ctx.client, ctx.taskQueue);
+      figure(
+        'P4 independent keys, acquisitions/s',
+        keys.sessions.toFixed(1),
+        `workflows of 2 no-op activities/s ${keys.two.toFixed(1)}`,
+        ratio(keys.sessions, keys.two),
+      );
       say(
         `| P4 independent keys, acquisitions/s (16 at a time) | ${keys.sessions.toFixed(1)} | workflows of 2 no-op activities/s ${keys.two.toFixed(1)} | ${ratio(keys.sessions, keys.two)} | ≥ 0.8× |`,
       );
@@ -291,16 +321,26 @@ async function main(): Promise<void> {
       say(p2Row('hold 200 ms', slow));
       const fast = await p2(ctx, N, 20);
       say(p2Row('hold 20 ms', fast));
-      say(p2Row('hold 2 s', await p2(ctx, N, 2_000)));
+      const long = await p2(ctx, N, 2_000);
+      say(p2Row('hold 2 s', long));
+      for (const [hold, r] of [
+        ['200 ms', slow],
+        ['20 ms', fast],
+        ['2 s', long],
+      ] as const)
+        evidence.figure(
+          `P2 utilization, ${N} waiters, hold ${hold}`,
+          `${r.lockwarden.utilization.toFixed(3)}; Temporal floor ${r.floor.utilization.toFixed(3)}, full-jitter loop ${r.jitter.utilization.toFixed(3)}, fixed polling ${r.polling.utilization.toFixed(3)}`,
+        );
       say('');
       for (const [label, run] of [
         ['200 ms', slow.lockwarden],
         ['20 ms', fast.lockwarden],
       ] as const) {
         const per = await perAcquisition(ctx.client, run);
-        say(
-          `P5 (hold ${label}): ${per.decisions.toFixed(2)} retry decisions and ${per.events.toFixed(1)} history events per acquisition`,
-        );
+        const p5 = `${per.decisions.toFixed(2)} retry decisions and ${per.events.toFixed(1)} history events per acquisition`;
+        say(`P5 (hold ${label}): ${p5}`);
+        evidence.figure(`P5, hold ${label}`, p5);
       }
       if (!options.quick) {
         const series = {
@@ -348,6 +388,7 @@ async function main(): Promise<void> {
     const out = path.join(__dirname, 'results', `contention-${options.backend}.md`);
     fs.mkdirSync(path.dirname(out), { recursive: true });
     fs.writeFileSync(out, lines.join('\n') + '\n');
+    evidence.write(out.replace(/\.md$/, '.json'));
   } finally {
     await env.teardown();
   }

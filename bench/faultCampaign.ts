@@ -18,6 +18,7 @@ import {
   campaignDirs,
   startResourceServer,
 } from './campaign/campaignServers';
+import { EvidenceFile } from './evidenceFile';
 import { campaignWriter, checkCampaign, type SessionOutcome, VIOLATION_KINDS } from './campaign/checker';
 import { readJournals } from './campaign/journal';
 import { outcomesOfAll, runSession, runsPerSessionId } from './campaign/sessions';
@@ -251,6 +252,16 @@ async function main(): Promise<number> {
       path.join(dirs.run, 'report.json'),
       JSON.stringify({ options, elapsedS, report, faults: nemesis.faults }, null, 2),
     );
+    // The figure a post-mortem cites, as a JSON report (copy it to bench/results/ beside the output).
+    const evidence = new EvidenceFile('fault-campaign', lines[0]!);
+    const faultCount = Object.values(report.faults).reduce((a, b) => a + b, 0);
+    evidence.figure(
+      `fault campaign on ${options.backend} (seed ${options.seed})`,
+      `${total} violations (${report.writes.accepted} of ${report.writes.attempted} writes accepted, ` +
+        `${report.writes.refusedAsStale} refused as stale, ${faultCount} faults, ${elapsedS} s)`,
+    );
+    evidence.write(path.join(dirs.run, 'evidence.json'));
+    say(`evidence: ${path.relative(process.cwd(), path.join(dirs.run, 'evidence.json'))}`);
     return total + missing === 0 ? 0 : 1;
   } finally {
     await nemesis.stop();

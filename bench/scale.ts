@@ -16,6 +16,7 @@ import { compareTokens } from '../policy/tokens';
 import { WORKFLOWS_PATH } from '../worker/createWorker';
 import type { CallCounts } from './scale/countingLocks';
 import { wholeNumber, wholeNumbers } from './cliArgs';
+import { EvidenceFile } from './evidenceFile';
 import { lineChart } from './svgChart';
 
 // What parked waiters cost while nothing happens, and how fast they drain once the holders let go.
@@ -403,6 +404,19 @@ function formatRow(r: Row): string {
   return `| ${r.waiters} | ${r.keys} | ${pct(r.workerCpu)}${perRenewal} | ${pct(r.serverCpu)} | ${r.callsPerS.toFixed(1)} (renewals ${r.renewalsPerS.toFixed(1)}) | ${events} | ${r.rssMiB.toFixed(0)} MiB | ${drain} | ${r.independentRate?.toFixed(1) ?? '–'} | ${ratio} |`;
 }
 
+/** The rows as a JSON evidence report beside the table: what a post-mortem cites. */
+function writeEvidence(rows: Row[], run: string, file: string): void {
+  const evidence = new EvidenceFile('scale-bench', run);
+  for (const r of rows) {
+    const drain = r.drain ? `, drain ${r.drain.handoffs} in ${r.drain.seconds.toFixed(1)} s` : '';
+    evidence.figure(
+      `${r.waiters} parked waiters on ${r.keys} keys`,
+      `worker CPU ${(r.workerCpu * 100).toFixed(1)} %, ${r.callsPerS.toFixed(1)} lock calls/s${drain}`,
+    );
+  }
+  evidence.write(file);
+}
+
 async function main(): Promise<void> {
   const freshData = options.projectServer
     ? null
@@ -432,6 +446,7 @@ async function main(): Promise<void> {
   const write = () => {
     fs.writeFileSync(out, [...header, ...lines, ''].join('\n'));
     writeCharts(rows);
+    writeEvidence(rows, header[0] ?? 'scale', out.replace(/\.md$/, '.json'));
   };
   try {
     const plan =

@@ -2,13 +2,7 @@ import { z } from 'zod';
 import { LATENCY_FLOOR_MS } from './constants';
 import { readConstraints } from './constraints';
 import { RELEASE_KEY_DIGEST_PATTERN } from './releaseKey';
-import {
-  fairnessSchema,
-  requesterSchema,
-  lockKeySchema,
-  parseOrThrow,
-  ttlMsSchema,
-} from './lockSchemas';
+import { fairnessSchema, requesterSchema, lockKeySchema, parseOrThrow, ttlMsSchema } from './lockSchemas';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

@@ -52,5 +52,13 @@ if [ $# -eq 0 ]; then
 fi
 
 [ "$server_was_up" = 1 ] || bash scripts/temporal-server.sh stop >/dev/null
+# The same count as a JSON evidence report, for `lockctl postmortem --evidence` (docs/postmortems.md).
+mkdir -p .data
+PASSED="$passed" FAILED="$failed" RUN="$(git rev-parse --short HEAD 2>/dev/null || echo '?') $(date -u +%FT%TZ)" node -e '
+  const [passed, failed] = [Number(process.env.PASSED), Number(process.env.FAILED)];
+  const report = { format: "lockwarden-evidence/1", kind: "test-summary", run: `tests at ${process.env.RUN}`,
+    tests: { total: passed + failed, passed, failed, skipped: 0 }, figures: [] };
+  require("fs").writeFileSync(".data/test-summary.json", JSON.stringify(report, null, 2) + "\n");
+' || true
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -39,18 +38,12 @@ rollback:
 const PATCH = '895952a..b33ba17';
 const RESULTS = path.join(__dirname, '..', 'bench', 'results');
 function realEvidence(): string[] {
-  const before = freshSqlitePath().replace(/\.sqlite$/, '-before.txt');
-  fs.writeFileSync(
-    before,
-    execFileSync('git', ['show', '154aeac:bench/results/campaign-postgres-seed2026.txt'], {
-      encoding: 'utf8',
-    }),
-  );
+  // The postgres campaign before its fix (run at 154aeac) and after, the contention bench, CI's count.
   return [
-    `before=${before}`,
-    `after=${path.join(RESULTS, 'campaign-postgres-seed2026.txt')}`,
-    path.join(RESULTS, 'contention-sqlite.md'),
-    path.join(RESULTS, 'ci-summary.txt'),
+    `before=${path.join(RESULTS, 'campaign-postgres-seed2026-at-154aeac.json')}`,
+    `after=${path.join(RESULTS, 'campaign-postgres-seed2026.json')}`,
+    path.join(RESULTS, 'contention-sqlite.json'),
+    path.join(RESULTS, 'ci-summary.json'),
   ];
 }
 

@@ -111,7 +111,11 @@ describe('the workflow modules', () => {
 const PRODUCT = ['activities', 'client', 'entrypoints', 'locks', 'policy', 'temporal', 'worker', 'workflows'];
 
 /** Product files (relative paths) whose code, with `own` (a definition) cut out, matches `call`. */
-function callersOf(call: RegExp, under: string | string[] = PRODUCT.map((d) => path.join(ROOT, d)), own = '') {
+function callersOf(
+  call: RegExp,
+  under: string | string[] = PRODUCT.map((d) => path.join(ROOT, d)),
+  own = '',
+) {
   const dirs = Array.isArray(under) ? under : [under];
   return dirs
     .flatMap(sourcesUnder)
@@ -129,7 +133,7 @@ describe('one owner per duty: who takes and who renews a lease', () => {
     expect(callersOf(/\btryAcquire\(firstFastPathRequest/)).toEqual(['activities/requestActivities.ts']);
   });
 
-  it('in workflow code, those activities are called from the acquisition phase\'s fast path only, which the phase counts', () => {
+  it("in workflow code, those activities are called from the acquisition phase's fast path only, which the phase counts", () => {
     expect(callersOf(/\b(?:tryAcquireLock|checkRequestAndTryAcquire)\.execute/)).toEqual([
       'workflows/session/fastPath.ts',
     ]);
@@ -141,7 +145,9 @@ describe('one owner per duty: who takes and who renews a lease', () => {
 
   it('renewal has one owner, the lease keeper; the sweep stands in for a keeper that fell silent', () => {
     // The fenced renewal is the only code that renews at a lock service...
-    expect(callersOf(/\.renew\(/).filter((f) => !f.startsWith('locks/'))).toEqual(['activities/leaseActions.ts']);
+    expect(callersOf(/\.renew\(/).filter((f) => !f.startsWith('locks/'))).toEqual([
+      'activities/leaseActions.ts',
+    ]);
     // ...the keeper and the sweep are the only code that calls it...
     expect(callersOf(/\brenewFenced\(/, undefined, 'export async function renewFenced(')).toEqual([
       'activities/leaseKeeper.ts',

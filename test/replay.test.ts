@@ -51,7 +51,7 @@ describe("0.1.0's histories, at the version boundary", () => {
     ).resolves.toBeUndefined();
   });
 
-  it("the current code does not take over a 0.1.0 session: its replay fails, and the session waits for a 0.1.0 worker", async () => {
+  it('the current code does not take over a 0.1.0 session: its replay fails, and the session waits for a 0.1.0 worker', async () => {
     const sessions = released010.filter((name) => name.startsWith('session-'));
     expect(sessions.length).toBeGreaterThan(10);
     for (const name of sessions)

@@ -1,5 +1,11 @@
 // The acquireLock workflow: one lock acquisition session, from the request's check to its end.
-import { ApplicationFailure, CancellationScope, continueAsNew, isCancellation, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  CancellationScope,
+  continueAsNew,
+  isCancellation,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { FAILURE_TYPES } from '../policy/errors';
 import type { SessionAttempt } from '../activities/lockActivities';
 import type { AcquireRequestInput } from '../policy/acquireRequest';

@@ -1,9 +1,10 @@
+// The evidence a post-mortem briefing cites: test counts and benchmark figures, read from JSON reports.
 import { z } from 'zod';
 import { inAdmittedWords, leaseVocabulary } from '../leaseVocabulary';
+import { EVIDENCE_FORMAT, evidenceReportSchema, type EvidenceReportKind } from './evidenceReport';
 
-/** The kinds of report `--evidence` reads. */
-export type EvidenceKind =
-  'jest-report' | 'test-summary' | 'contention-bench' | 'fault-campaign' | 'scale-bench';
+/** The kinds of report `--evidence` reads: a jest JSON report, or a report the benches write. */
+export type EvidenceKind = 'jest-report' | EvidenceReportKind;
 
 /** One report, as read: its label (`before`, `after`, or none), its test counts, its figures by name. */
 export interface EvidenceSource {
@@ -41,43 +42,37 @@ const jestReportSchema = z.looseObject({
 export const NO_EVIDENCE: PatchEvidence = { source: 'none', tests: null, figures: [] };
 
 /**
- * Reads one report: a jest JSON report (`--json`), `bench/contention.ts`'s table,
- * `bench/faultCampaign.ts`'s output, the scale bench's table, or an "N passed, N failed" line.
- * Throws with the reason when the text is none of them.
+ * Reads one report: a jest JSON report (`jest --json`), or the JSON report a benchmark, the fault
+ * campaign or the test runner writes beside its table (policy/postmortem/evidenceReport.ts). Throws
+ * with the reason when the text is neither.
  */
 export function readEvidence(text: string, label: string | null = null): EvidenceSource {
   const json = parseJson(text);
-  if (json !== undefined) {
-    const report = jestReportSchema.safeParse(json);
-    if (!report.success) throw new Error('a JSON evidence file must be a jest report (jest --json)');
-    const r = report.data;
-    const tests = {
-      total: r.numTotalTests,
-      passed: r.numPassedTests,
-      failed: r.numFailedTests,
-      skipped: r.numPendingTests,
-    };
-    return { label, kind: 'jest-report', tests, figures: [] };
+  if (json === undefined)
+    throw new Error(
+      'an evidence file must be JSON: a jest report (jest --json) or a report the benches write beside their tables (bench/results/*.json)',
+    );
+  const report = evidenceReportSchema.safeParse(json);
+  if (report.success) {
+    const { kind, tests, figures } = report.data;
+    return { label, kind, tests, figures };
   }
-  const summary = /(\d+) passed, (\d+) failed/.exec(text);
-  const tests = summary
-    ? {
-        total: Number(summary[1]) + Number(summary[2]),
-        passed: Number(summary[1]),
-        failed: Number(summary[2]),
-        skipped: 0,
-      }
-    : null;
-  const campaign = campaignFigures(text);
-  if (campaign) return { label, kind: 'fault-campaign', tests, figures: campaign };
-  const scale = scaleFigures(text);
-  if (scale.length) return { label, kind: 'scale-bench', tests, figures: scale };
-  const contention = contentionFigures(text);
-  if (contention.length) return { label, kind: 'contention-bench', tests, figures: contention };
-  if (tests) return { label, kind: 'test-summary', tests, figures: [] };
-  throw new Error(
-    'the evidence file holds none of: a jest report, a contention, scale or fault-campaign bench output, an "N passed, N failed" line',
-  );
+  const jest = jestReportSchema.safeParse(json);
+  if (!jest.success)
+    throw new Error(
+      `a JSON evidence file must be a jest report (jest --json) or a ${EVIDENCE_FORMAT} report: ${report.error.issues
+        .slice(0, 3)
+        .map((i) => `${i.path.join('.') || '(report)'}: ${i.message}`)
+        .join('; ')}`,
+    );
+  const r = jest.data;
+  const tests = {
+    total: r.numTotalTests,
+    passed: r.numPassedTests,
+    failed: r.numFailedTests,
+    skipped: r.numPendingTests,
+  };
+  return { label, kind: 'jest-report', tests, figures: [] };
 }
 
 /** The reports together: test counts from the `after` report, figures paired across labels. */
@@ -114,77 +109,6 @@ export function combineEvidence(sources: EvidenceSource[]): PatchEvidence {
 /** One report alone (no label): `readEvidence` and `combineEvidence` together. */
 export function summariseEvidence(text: string): PatchEvidence {
   return combineEvidence([readEvidence(text)]);
-}
-
-// bench/contention.ts: the P1, P3, P4 rows (figure, lockwarden, baseline, ratio) and the P2 rows.
-function contentionFigures(text: string): EvidenceSource['figures'] {
-  const figures: EvidenceSource['figures'] = [];
-  let p2 = false;
-  for (const line of text.split('\n').map((l) => l.trim())) {
-    if (!line.startsWith('|')) {
-      p2 = false;
-      continue;
-    }
-    const cells = line
-      .split('|')
-      .map((c) => c.trim())
-      .slice(1, -1);
-    if (/^P2, N = \d+, one key/.test(cells[0] ?? '')) p2 = true;
-    // The rows a reader acts on: the client-observed ones, against their Temporal baseline.
-    else if (
-      /^P\d/.test(cells[0] ?? '') &&
-      cells.length >= 4 &&
-      !/session's shape|service clock/.test(cells[0]!)
-    )
-      figures.push({ name: cells[0]!, value: `${cells[1]} (${cells[2]}, ${cells[3]})` });
-    else if (p2 && /^hold /.test(cells[0] ?? '') && cells.length >= 5)
-      figures.push({
-        name: `P2 utilization, 32 waiters, ${cells[0]}`,
-        value: `${cells[1]}; full-jitter loop ${cells[3]}, fixed polling ${cells[4]}`,
-      });
-  }
-  return figures;
-}
-
-// bench/faultCampaign.ts: the backend and seed, the writes, the violations.
-function campaignFigures(text: string): EvidenceSource['figures'] | null {
-  const run = /backend (\w+), seed (\d+), (\d+) s/.exec(text);
-  const writes = /writes: (\d+) attempted, (\d+) accepted, (\d+) refused as stale/.exec(text);
-  const violations = /violations: (.*)/.exec(text);
-  if (!run || !writes || !violations) return null;
-  const total = [...violations[1]!.matchAll(/ (\d+)(,|$)/g)].reduce((n, m) => n + Number(m[1]), 0);
-  const faults = /faults: (.*)/.exec(text)?.[1];
-  const faultCount = faults ? [...faults.matchAll(/ (\d+)/g)].reduce((n, m) => n + Number(m[1]), 0) : null;
-  return [
-    {
-      name: `fault campaign on ${run[1]} (seed ${run[2]})`,
-      // The violations first: paired before and after, they are what changed.
-      value:
-        `${total} violations (${writes[2]} of ${writes[1]} writes accepted, ${writes[3]} refused as stale` +
-        `${faultCount === null ? '' : `, ${faultCount} faults`}, ${run[3]} s)`,
-    },
-  ];
-}
-
-// The scale bench: parked waiters, keys, worker CPU, lock calls/s and the drain, per row.
-function scaleFigures(text: string): EvidenceSource['figures'] {
-  const lines = text.split('\n').map((l) => l.trim());
-  const header = lines.find((l) => /^\| waiters \| keys \| worker CPU/.test(l));
-  if (!header) return [];
-  return lines
-    .filter((l) => /^\| \d+ \| \d+ \|/.test(l))
-    .slice(0, 3)
-    .map((l) => {
-      const c = l
-        .split('|')
-        .map((x) => x.trim())
-        .slice(1, -1);
-      const drain = c[7] && c[7] !== '–' ? `, drain ${c[7].split(',')[0]}` : '';
-      return {
-        name: `${c[0]} parked waiters on ${c[1]} keys`,
-        value: `worker CPU ${c[2]}, ${c[4]} lock calls/s${drain}`,
-      };
-    });
 }
 
 // The parenthetical a figure carries (its baseline and ratio), with its leading space; or nothing.

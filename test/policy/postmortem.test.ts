@@ -9,6 +9,7 @@ import {
   readEvidence,
   summariseEvidence,
 } from '../../policy/postmortem/patchEvidence';
+import { evidenceReport, evidenceReportSchema } from '../../policy/postmortem/evidenceReport';
 import { releaseGatesSchema } from '../../policy/postmortem/releaseGates';
 import { buildTimeline } from '../../policy/postmortem/timeline';
 import { validateBriefing } from '../../policy/postmortem/validateBriefing';
@@ -185,7 +186,7 @@ describe('post-mortem briefing: template and validator', () => {
 });
 
 describe('post-mortem inputs', () => {
-  it('summarises a jest report and a bench table, and refuses anything else', () => {
+  it('summarises a jest report and a bench report, and refuses anything else, text included', () => {
     const jest = JSON.stringify({
       numTotalTests: 12,
       numPassedTests: 11,
@@ -197,38 +198,46 @@ describe('post-mortem inputs', () => {
       tests: { total: 12, passed: 11, failed: 1, skipped: 0 },
       figures: [],
     });
-    const bench =
-      '| figure | lockwarden | baseline | ratio |\n| --- | --- | --- | --- |\n| P1 uncontended acquire + release, p50 | 50.7 ms | floor 49.5 ms | 1.02× |\n271 passed, 0 failed\n';
+    const bench = JSON.stringify(
+      evidenceReport(
+        'contention-bench',
+        'contention, sqlite',
+        [{ name: 'P1 uncontended acquire + release, p50', value: '50.7 ms (floor 49.5 ms, 1.02×)' }],
+        { total: 271, passed: 271, failed: 0, skipped: 0 },
+      ),
+    );
     expect(summariseEvidence(bench)).toEqual({
       source: 'contention-bench',
       tests: { total: 271, passed: 271, failed: 0, skipped: 0 },
       figures: ['P1 uncontended take and let go, p50: 50.7 ms (floor 49.5 ms, 1.02×)'],
     });
     expect(() => summariseEvidence('{"hello": 1}')).toThrow('must be a jest report');
-    expect(() => summariseEvidence('nothing useful')).toThrow('holds none of');
+    expect(() => summariseEvidence(JSON.stringify({ ...JSON.parse(bench), kind: 'novel' }))).toThrow(/kind/);
+    // The table a bench prints is for people: the briefing reads the JSON beside it.
+    expect(() => summariseEvidence('| P1 uncontended | 50 ms |\n271 passed, 0 failed')).toThrow('must be JSON');
   });
 
-  it("reads the benches' real outputs, and pairs a figure reported before and after", () => {
+  it("reads the JSON the benches and the campaign wrote, and pairs a figure reported before and after", () => {
     const results = path.join(__dirname, '..', '..', 'bench', 'results');
     const read = (file: string) => fs.readFileSync(path.join(results, file), 'utf8');
-    const contention = read('contention-sqlite.md');
-    const p1 = /\| (P1 uncontended[^|]*) \| ([^|]+) \|/.exec(contention)!;
-    const campaign = read('campaign-sqlite-seed2026.txt');
-    const accepted = /writes: \d+ attempted, (\d+) accepted/.exec(campaign)![1];
+    const contention = read('contention-sqlite.json');
+    const p1 = evidenceReportSchema.parse(JSON.parse(contention)).figures[0]!;
+    const campaign = evidenceReportSchema.parse(JSON.parse(read('campaign-sqlite-seed2026.json')));
     const evidence = combineEvidence([
       readEvidence(contention, 'before'),
       readEvidence(contention, 'after'),
-      readEvidence(campaign),
-      readEvidence(read('scale-sqlite.md')),
+      readEvidence(JSON.stringify(campaign)),
+      readEvidence(read('scale-sqlite.json')),
     ]);
     expect(evidence.source).toBe(
       'before: contention-bench, after: contention-bench, fault-campaign, scale-bench',
     );
+    const value = p1.value.split(' (')[0]!;
     expect(evidence.figures).toContain(
-      `${p1[1]!.replace('acquire + release', 'take and let go')}: before ${p1[2]!.trim()} → after ${p1[2]!.trim()}${/ \([^)]*\)$/.exec(evidence.figures[0]!)![0]}`,
+      `${p1.name.replace('acquire + release', 'take and let go')}: before ${value} → after ${value}${p1.value.slice(value.length)}`,
     );
-    expect(evidence.figures.find((f) => f.startsWith('fault campaign on sqlite (seed 2026)'))).toContain(
-      `${accepted} of`,
+    expect(evidence.figures.find((f) => f.startsWith('fault campaign on sqlite (seed 2026)'))).toBe(
+      `fault campaign on sqlite (seed 2026): ${campaign.figures[0]!.value}`,
     );
     expect(evidence.figures.some((f) => /^\d+ parked waiters on \d+ keys: worker CPU/.test(f))).toBe(true);
     expect(evidence.figures.length).toBeLessThanOrEqual(8);

@@ -19,7 +19,10 @@ export const RELEASE_010 = {
 export function checkOutRelease010(): string {
   const rev = [RELEASE_010.tag, RELEASE_010.commit].find((r) => {
     try {
-      execFileSync('git', ['rev-parse', '--verify', '--quiet', `${r}^{commit}`], { cwd: ROOT, stdio: 'ignore' });
+      execFileSync('git', ['rev-parse', '--verify', '--quiet', `${r}^{commit}`], {
+        cwd: ROOT,
+        stdio: 'ignore',
+      });
       return true;
     } catch {
       return false;
@@ -30,10 +33,14 @@ export function checkOutRelease010(): string {
       `neither ${RELEASE_010.tag} nor ${RELEASE_010.commit} is in this clone: fetch tags or unshallow it`,
     );
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lockwarden-0.1.0-'));
-  const archive = execFileSync('git', ['archive', rev, 'workflows', 'policy', 'temporal', 'activities', 'locks'], {
-    cwd: ROOT,
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const archive = execFileSync(
+    'git',
+    ['archive', rev, 'workflows', 'policy', 'temporal', 'activities', 'locks'],
+    {
+      cwd: ROOT,
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   execFileSync('tar', ['-x', '-C', dir], { input: archive });
   // The release's code resolves its packages (the SDK, zod) from this checkout's node_modules.
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
@@ -41,7 +48,10 @@ export function checkOutRelease010(): string {
 }
 
 /** The 0.1.0 workflow bundle, built from a checkout of the release; `dispose` removes the checkout. */
-export async function release010Bundle(): Promise<{ bundle: WorkflowBundleWithSourceMap; dispose: () => void }> {
+export async function release010Bundle(): Promise<{
+  bundle: WorkflowBundleWithSourceMap;
+  dispose: () => void;
+}> {
   const dir = checkOutRelease010();
   try {
     const bundle = await bundleWorkflowCode({

@@ -1,8 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/activity';
 import { z } from 'zod';
-import { redact } from '../policy/redaction';
-import { untrustedText } from '../policy/untrustedText';
+import { redact } from '../policy/textSafety/redaction';
+import { untrustedText } from '../policy/textSafety/untrustedText';
 
 // What the decider and the drafter share of the Messages API: the client, one forced tool call per
 // request, how API errors become retryable failures or rejections, and the reading of the reply.

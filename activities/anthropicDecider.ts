@@ -1,16 +1,16 @@
-import { spansSeveralKeys } from '../policy/waitForGraph';
+import { spansSeveralKeys } from '../policy/lockContract/waitForGraph';
 import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
 import { describeIssues } from '../policy/errors';
-import type { RedactionCounts } from '../policy/redaction';
+import type { RedactionCounts } from '../policy/textSafety/redaction';
 import {
   type DecisionContext,
   type FallbackCause,
   type RetryDecision,
   retryDecisionSchema,
   retryDecisionShape,
-} from '../policy/retryDecision';
-import { buildRetryPrompt, DECISION_TOOL_NAME } from '../policy/retryPrompt';
+} from '../policy/decisions/retryDecision';
+import { buildRetryPrompt, DECISION_TOOL_NAME } from '../policy/decisions/retryPrompt';
 import { anthropicClient, callTool, firstToolCall, type ModelConfig, readToolCall } from './anthropicCalls';
 
 export type { ModelConfig } from './anthropicCalls';

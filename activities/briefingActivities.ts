@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from 'pino';
-import { admitDraft } from '../policy/denyGate';
+import { admitDraft } from '../policy/textSafety/denyGate';
 import type { BriefingDraft, DraftRequest } from '../policy/postmortem/modelDraft';
 
 /** What the drafting lane answered: a draft to validate, or why there is none (the template answers). */

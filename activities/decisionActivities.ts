@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { parseOrThrow } from '../policy/lockSchemas';
-import { type DecisionRecord, type PolicyInput, policyRecord } from '../policy/decisionPolicy';
-import { type DecisionContext, decisionContextSchema } from '../policy/retryDecision';
-import { redact } from '../policy/redaction';
+import { parseOrThrow } from '../policy/lockContract/lockSchemas';
+import { type DecisionRecord, type PolicyInput, policyRecord } from '../policy/decisions/decisionPolicy';
+import { type DecisionContext, decisionContextSchema } from '../policy/decisions/retryDecision';
+import { redact } from '../policy/textSafety/redaction';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import type { ModelAnswer } from './anthropicDecider';
 import type { Metrics } from './metrics';

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { WaitForEdge } from '../policy/waitForGraph';
+import type { WaitForEdge } from '../policy/lockContract/waitForGraph';
 
 /** An escalation as a session reports it to the on-call activity. */
 export interface EscalationNotice {

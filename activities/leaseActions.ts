@@ -1,9 +1,9 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import type { LockService } from '../locks/lockService';
-import { admitLeaseAction } from '../policy/denyGate';
+import { admitLeaseAction } from '../policy/textSafety/denyGate';
 import { FAILURE_TYPES } from '../policy/errors';
-import type { Lease } from '../policy/lockSchemas';
+import type { Lease } from '../policy/lockContract/lockSchemas';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import type { Metrics } from './metrics';
 

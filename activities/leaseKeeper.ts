@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { CancelledFailure, Context } from '@temporalio/activity';
-import { firstRenewalInMs, LOCK_CALL_TIMEOUT_MS } from '../policy/leaseKeeping';
-import type { Lease } from '../policy/lockSchemas';
+import { firstRenewalInMs, LOCK_CALL_TIMEOUT_MS } from '../policy/decisions/leaseKeeping';
+import type { Lease } from '../policy/lockContract/lockSchemas';
 import { renewFenced, type RenewalDeps, type RenewalResult } from './leaseActions';
 
 /** How often a keeper renews. */
@@ -68,7 +68,7 @@ export interface LeaseKeeperDeps extends RenewalDeps {
  * costs milliseconds of worker CPU; a renewal here costs the lock call and a heartbeat). It returns
  * only when the lease is lost, and ends cancelled when its session releases. A keeper whose worker
  * dies or stalls falls silent: the other workers' sweep renews its lease meanwhile
- * (worker/silentLeases.ts), and after its heartbeat timeout (policy/leaseKeeping.ts) Temporal runs
+ * (worker/silentLeases.ts), and after its heartbeat timeout (policy/decisions/leaseKeeping.ts) Temporal runs
  * it again on another worker, which renews at once.
  */
 export async function keepLease(deps: LeaseKeeperDeps, lease: Lease, plan: KeepPlan): Promise<KeeperEnd> {
@@ -163,7 +163,7 @@ async function renewWhileReachable(
 
 /**
  * How long one of a keeper's lock calls may go unanswered: LOCK_CALL_TIMEOUT_MS, and never longer
- * than its renewal interval, which its heartbeat timeout outlasts (policy/leaseKeeping.ts).
+ * than its renewal interval, which its heartbeat timeout outlasts (policy/decisions/leaseKeeping.ts).
  */
 export function lockCallBoundMs(renewEveryMs: number): number {
   return Math.min(LOCK_CALL_TIMEOUT_MS, renewEveryMs);

@@ -13,10 +13,10 @@ import { gateLeaseAction, logLeaseAction } from './leaseActions';
 import type { Metrics } from './metrics';
 import type { ReleaseNotice } from '../temporal/messages';
 import { type SessionWaker, wakeFirstLiving } from './sessionSignals';
-import { edgesAround, type WaitForEdge, waitForEdges } from '../policy/waitForGraph';
-import { describeOvertaking, overtakings, type QueuedTicket } from '../policy/fairness';
+import { edgesAround, type WaitForEdge, waitForEdges } from '../policy/lockContract/waitForGraph';
+import { describeOvertaking, overtakings, type QueuedTicket } from '../policy/lockContract/fairness';
 import type { LockRecord } from '../locks/lockService';
-import { type LockStatus, toLockStatus } from '../policy/lockStatus';
+import { type LockStatus, toLockStatus } from '../policy/lockContract/keyStatus';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import type {
   AcquireAttempt,
@@ -25,7 +25,7 @@ import type {
   Lease,
   TryAcquireRequest,
   WaiterRef,
-} from '../policy/lockSchemas';
+} from '../policy/lockContract/lockSchemas';
 
 /**
  * Who releases: the holding session itself (its lease keeper, if in this process, is quieted first),

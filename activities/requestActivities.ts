@@ -1,6 +1,6 @@
-import { type AcquireRequest, parseAcquireRequest } from '../policy/acquireRequest';
-import { firstFastPathRequest } from '../policy/firstAttempt';
-import type { TryAcquireRequest } from '../policy/lockSchemas';
+import { type AcquireRequest, parseAcquireRequest } from '../policy/decisions/acquireRequest';
+import { firstFastPathRequest } from '../policy/decisions/firstAttempt';
+import type { TryAcquireRequest } from '../policy/lockContract/lockSchemas';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import type { SessionAttempt } from './lockActivities';
 

@@ -2,7 +2,7 @@ import { type Client, QueryNotRegisteredError, WorkflowNotFoundError } from '@te
 import type { Logger } from 'pino';
 import type { LockService } from '../locks/lockService';
 import { acquisitionWorkflowId } from '../policy/constants';
-import type { Overtaking } from '../policy/fairness';
+import type { Overtaking } from '../policy/lockContract/fairness';
 import { fairnessViolated, lockReleased, type ReleaseNotice, sessionState } from '../temporal/messages';
 import { visibilityLiteral } from '../temporal/visibility';
 

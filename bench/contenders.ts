@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { acquire, release } from '../client/lockwardenClient';
 import type { LockService } from '../locks/lockService';
-import type { Lease } from '../policy/lockSchemas';
+import type { Lease } from '../policy/lockContract/lockSchemas';
 import { unique } from '../devkit/tempFiles';
 import { floorWaiterId } from './floorMutex';
 import { floorFinish, floorReady } from './floorWorkflows';

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { acquire, awaitLeaseOf, release, startAcquisition, stateOf } from '../client/lockwardenClient';
 import type { LockService } from '../locks/lockService';
 import { openLockService } from '../locks/openLockService';
-import type { Lease } from '../policy/lockSchemas';
+import type { Lease } from '../policy/lockContract/lockSchemas';
 import { SERVER_URLS } from '../devkit/servers';
 import { freshSqlitePath, unique } from '../devkit/tempFiles';
 import { onProjectServer, silentLog, withWorker } from '../devkit/temporal';

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { acquire, awaitLeaseOf, release, startAcquisition, stateOf } from '../client/lockwardenClient';
-import type { Lease } from '../policy/lockSchemas';
+import type { Lease } from '../policy/lockContract/lockSchemas';
 import { unique } from '../devkit/tempFiles';
 import { onProjectServer, silentLog, withWorker } from '../devkit/temporal';
 import { percentile } from './stats';

@@ -6,10 +6,10 @@ import { mapConcurrently } from '../client/concurrency';
 import { SERVER_URLS } from '../devkit/servers';
 import { freshSqlitePath, unique } from '../devkit/tempFiles';
 import type { LockService } from '../locks/lockService';
-import { SILENT_LEASE_FRACTION } from '../policy/leaseKeeping';
+import { SILENT_LEASE_FRACTION } from '../policy/decisions/leaseKeeping';
 import { openLockService } from '../locks/openLockService';
-import type { Lease } from '../policy/lockSchemas';
-import { SESSION_QUEUE_TICKET_MS } from '../policy/lockSchemas';
+import type { Lease } from '../policy/lockContract/lockSchemas';
+import { SESSION_QUEUE_TICKET_MS } from '../policy/lockContract/lockSchemas';
 import { wholeNumber } from './cliArgs';
 import { median, percentile } from './stats';
 

@@ -1,5 +1,5 @@
 import { acquire, release } from '../client/lockwardenClient';
-import type { SessionOutcome } from '../policy/session';
+import type { SessionOutcome } from '../policy/sessionModel/sessionTypes';
 import { onProjectServer, silentLog, withWorker } from '../devkit/temporal';
 import { unique } from '../devkit/tempFiles';
 

@@ -12,7 +12,7 @@ import { SERVER_URLS } from '../devkit/servers';
 import { quietBundlerLogger } from '../devkit/temporal';
 import { freshSqlitePath, unique } from '../devkit/tempFiles';
 import { openLockService } from '../locks/openLockService';
-import { compareTokens } from '../policy/tokens';
+import { compareTokens } from '../policy/lockContract/tokens';
 import { WORKFLOWS_PATH } from '../worker/createWorker';
 import type { CallCounts } from './scale/countingLocks';
 import { wholeNumber, wholeNumbers } from './cliArgs';

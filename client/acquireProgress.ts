@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { SessionNews } from '../policy/session';
+import type { SessionNews } from '../policy/sessionModel/sessionTypes';
 import { awaitLeaseOf, stateOf } from './lockwardenClient';
 import { progressLine } from './present';
 

@@ -2,9 +2,9 @@ import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import type { EscalationNotice, EscalationStore } from '../activities/escalationStore';
 import type { FencedWriteAttempt } from '../locks/fencedResource';
-import { lockKeySchema, parseOrThrow } from '../policy/lockSchemas';
+import { lockKeySchema, parseOrThrow } from '../policy/lockContract/lockSchemas';
 import type { IncidentEvent } from '../policy/postmortem/incidentEvents';
-import type { DeadlockFacts, DeadlockNotice } from '../policy/session';
+import type { DeadlockFacts, DeadlockNotice } from '../policy/sessionModel/sessionTypes';
 import { deadlockFound, resolveEscalation } from '../temporal/messages';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 

@@ -17,7 +17,7 @@ import {
 } from '../policy/errors';
 import { FileEscalationStore } from '../activities/escalationStore';
 import { type DeploymentVersion, parseDeploymentVersion } from '../policy/deploymentVersion';
-import { SESSION_PHASES } from '../policy/session';
+import { SESSION_PHASES } from '../policy/sessionModel/sessionTypes';
 import { connectClient } from './connect';
 import { readFencedWrites } from './fencedWrites';
 import { type PostmortemOptions, writePostmortem } from './postmortem';

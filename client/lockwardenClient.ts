@@ -12,7 +12,11 @@ import {
   WorkflowUpdateStage,
 } from '@temporalio/client';
 import { ApplicationFailure, type WorkerDeploymentVersion, WorkflowNotFoundError } from '@temporalio/common';
-import { type AcquireRequest, type AcquireRequestInput, parseAcquireRequest } from '../policy/acquireRequest';
+import {
+  type AcquireRequest,
+  type AcquireRequestInput,
+  parseAcquireRequest,
+} from '../policy/decisions/acquireRequest';
 import {
   acquisitionWorkflowId,
   DEFAULT_TASK_QUEUE,
@@ -26,7 +30,7 @@ import {
   LockNotAcquiredError,
   SessionNotYetStartedError,
 } from '../policy/errors';
-import { RELEASE_KEY_MEMO, releaseKeyDigest } from '../policy/releaseKey';
+import { RELEASE_KEY_MEMO, releaseKeyDigest } from '../policy/lockContract/releaseKey';
 import {
   type FencedActionResult,
   forceReleaseSchema,
@@ -34,8 +38,8 @@ import {
   leaseNamesSchema,
   lockKeySchema,
   parseOrThrow,
-} from '../policy/lockSchemas';
-import type { LockStatus } from '../policy/lockStatus';
+} from '../policy/lockContract/lockSchemas';
+import type { LockStatus } from '../policy/lockContract/keyStatus';
 import {
   isSessionState,
   type LeaseAnswer,
@@ -45,8 +49,8 @@ import {
   type SessionNews,
   type SessionOutcome,
   type SessionState,
-} from '../policy/session';
-import { operatorDecisionSchema } from '../policy/operatorAnswer';
+} from '../policy/sessionModel/sessionTypes';
+import { operatorDecisionSchema } from '../policy/decisions/operatorAnswer';
 import { isBusyFrontend, sendPatiently } from './patientUpdate';
 import { awaitLease, releaseLease, resolveEscalation, sessionState } from '../temporal/messages';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';

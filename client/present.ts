@@ -1,6 +1,6 @@
 // How lockctl shows things to a person: durations, tables and a waiting session's progress.
 
-import type { SessionState } from '../policy/session';
+import type { SessionState } from '../policy/sessionModel/sessionTypes';
 
 /** A duration for people: `850 ms`, `12.3 s`, `4 min 05 s`, `2 h 03 min`. */
 export function duration(ms: number | null): string {

@@ -2,9 +2,14 @@ import { visibilityLiteral } from '../temporal/visibility';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { z } from 'zod';
 import { describeIssues, InvalidLockRequestError } from '../policy/errors';
-import { holderSchema, lockKeySchema } from '../policy/lockSchemas';
+import { holderSchema, lockKeySchema } from '../policy/lockContract/lockSchemas';
 import { mapConcurrently } from './concurrency';
-import { isSessionState, SESSION_PHASES, type SessionOutcome, type SessionState } from '../policy/session';
+import {
+  isSessionState,
+  SESSION_PHASES,
+  type SessionOutcome,
+  type SessionState,
+} from '../policy/sessionModel/sessionTypes';
 import { sessionState } from '../temporal/messages';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 import { workflowUiUrl } from './lockwardenClient';

@@ -1,6 +1,6 @@
-import { retryBudgetSchema } from '../policy/acquireRequest';
-import type { RetryProgress } from '../policy/guardrails';
-import type { PolicyInput } from '../policy/decisionPolicy';
+import { retryBudgetSchema } from '../policy/decisions/acquireRequest';
+import type { RetryProgress } from '../policy/decisions/guardrails';
+import type { PolicyInput } from '../policy/decisions/decisionPolicy';
 
 /** A decision that passes the strict schema: what a well-behaved model answers. */
 export const VALID_DECISION = {

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DECISION_TOOL_NAME } from '../policy/retryPrompt';
+import { DECISION_TOOL_NAME } from '../policy/decisions/retryPrompt';
 
 /** One scripted answer of the fake Messages API. */
 export type FakeAnswer =

@@ -35,9 +35,9 @@ export {
   MissingDriverError,
   SessionNotYetStartedError,
 } from '../policy/errors';
-export type { AcquireRequestInput, RetryBudget } from '../policy/acquireRequest';
-export type { Fairness, FencedActionResult, Lease } from '../policy/lockSchemas';
-export type { LockStatus } from '../policy/lockStatus';
+export type { AcquireRequestInput, RetryBudget } from '../policy/decisions/acquireRequest';
+export type { Fairness, FencedActionResult, Lease } from '../policy/lockContract/lockSchemas';
+export type { LockStatus } from '../policy/lockContract/keyStatus';
 export type {
   OperatorDecisionInput,
   ReleaseAnswer,
@@ -46,4 +46,4 @@ export type {
   SessionState,
   RequestBeingChecked,
   StateAnswer,
-} from '../policy/session';
+} from '../policy/sessionModel/sessionTypes';

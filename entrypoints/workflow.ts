@@ -15,12 +15,12 @@ export {
 export { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 export { FAILURE_TYPES } from '../policy/errors';
 export { acquisitionWorkflowId } from '../policy/constants';
-export type { AcquireRequestInput, RetryBudget } from '../policy/acquireRequest';
-export type { Fairness, Lease } from '../policy/lockSchemas';
+export type { AcquireRequestInput, RetryBudget } from '../policy/decisions/acquireRequest';
+export type { Fairness, Lease } from '../policy/lockContract/lockSchemas';
 export type {
   OperatorDecisionInput,
   ReleaseAnswer,
   SessionNews,
   SessionOutcome,
   SessionState,
-} from '../policy/session';
+} from '../policy/sessionModel/sessionTypes';

@@ -7,7 +7,7 @@ import {
   holderSchema,
   leaseSchema,
   lockKeySchema,
-} from '../policy/lockSchemas';
+} from '../policy/lockContract/lockSchemas';
 import type { LockService } from './lockService';
 
 const time = z.number().int().nonnegative();

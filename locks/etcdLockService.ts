@@ -19,7 +19,7 @@ import {
   type Wait,
   waiterSchema,
   type WaiterRef,
-} from '../policy/lockSchemas';
+} from '../policy/lockContract/lockSchemas';
 import {
   decideGrant,
   deniedAttempt,

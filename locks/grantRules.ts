@@ -8,7 +8,7 @@ import {
   type Lease,
   type ParsedTryAcquireRequest,
   type Wait,
-} from '../policy/lockSchemas';
+} from '../policy/lockContract/lockSchemas';
 
 /** A waiter's queue ticket as a backend stores it. `seq` orders arrivals; `expiresAt` is service time. */
 export interface Ticket {

@@ -6,7 +6,7 @@ import type {
   TryAcquireRequest,
   Wait,
   WaiterRef,
-} from '../policy/lockSchemas';
+} from '../policy/lockContract/lockSchemas';
 
 /** What the service holds for a key right now, read on its own clock. */
 export interface LockRecord {

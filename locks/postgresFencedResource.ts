@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import { fencingTokenSchema } from '../policy/lockSchemas';
+import { fencingTokenSchema } from '../policy/lockContract/lockSchemas';
 import {
   type FencedResource,
   type FencedWriteAttempt,

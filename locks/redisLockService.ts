@@ -16,7 +16,7 @@ import {
   type Wait,
   waiterSchema,
   type WaiterRef,
-} from '../policy/lockSchemas';
+} from '../policy/lockContract/lockSchemas';
 import { CorruptLockStateError } from '../policy/errors';
 import { type Ticket, waitersOf } from './grantRules';
 import type { LockRecord, LockService, LowLease, StalledQueue } from './lockService';

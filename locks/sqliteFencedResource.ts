@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { fencingTokenSchema } from '../policy/lockSchemas';
+import { fencingTokenSchema } from '../policy/lockContract/lockSchemas';
 import {
   type FencedResource,
   type FencedWriteAttempt,

@@ -1,4 +1,4 @@
-import { SESSION_PHASES } from './sessionPhases';
+import { SESSION_PHASES } from './sessionModel/sessionPhases';
 
 /** This release of lockwarden: the Build ID its workers register under Worker Versioning by default. */
 export const LOCKWARDEN_VERSION = '0.2.0';
@@ -75,7 +75,7 @@ export const DEFAULT_QUEUE_SWEEP_MS = 5_000;
 /**
  * The slowest sweep a worker may run: the sweep also renews leases whose keepers fell silent, and a
  * session counts on a sweep at least this often when it gives its keeper a long heartbeat timeout
- * (policy/leaseKeeping.ts).
+ * (policy/decisions/leaseKeeping.ts).
  */
 export const MAX_QUEUE_SWEEP_MS = 5_000;
 
@@ -86,4 +86,4 @@ export const LATENCY_FLOOR_MS = 50;
 export const LOCK_STATES = [...SESSION_PHASES, 'release-refused'] as const;
 export type LockState = (typeof LOCK_STATES)[number];
 
-export { acquisitionWorkflowId, releaseWorkflowId } from './identifiers';
+export { acquisitionWorkflowId, releaseWorkflowId } from './lockContract/identifiers';

@@ -47,7 +47,7 @@ failed=$((failed + jest_failed))
 # servers of its own): any violation fails it. Left out when jest was given a selection of tests.
 if [ $# -eq 0 ]; then
   for backend in sqlite redis postgres etcd; do
-    check "fault campaign, short ($backend)" npx tsx bench/faultCampaign.ts --backend "$backend" --writes 300 --seed 11 --short
+    check "fault campaign, short ($backend)" npx tsx campaign/faultCampaign.ts --backend "$backend" --writes 300 --seed 11 --short
   done
 fi
 

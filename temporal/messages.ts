@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { Overtaking } from '../policy/fairness';
+import type { Overtaking } from '../policy/lockContract/fairness';
 import type {
   DeadlockNotice,
   LeaseAnswer,
@@ -9,7 +9,7 @@ import type {
   OperatorDecisionInput,
   ReleaseAnswer,
   StateAnswer,
-} from '../policy/session';
+} from '../policy/sessionModel/sessionTypes';
 
 // The messages a session answers: what callers, the Temporal UI and other sessions send it. Clients
 // and activities import these definitions as the workflows do, so the names are written once.

@@ -2,10 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { readDecision } from '../activities/anthropicDecider';
 import { InvalidConfigurationError } from '../policy/errors';
-import { admitDraft, admitLeaseAction } from '../policy/denyGate';
-import { leaseVocabulary } from '../policy/leaseVocabulary';
-import { redact } from '../policy/redaction';
-import { buildRetryPrompt } from '../policy/retryPrompt';
+import { admitDraft, admitLeaseAction } from '../policy/textSafety/denyGate';
+import { leaseVocabulary } from '../policy/textSafety/leaseVocabulary';
+import { redact } from '../policy/textSafety/redaction';
+import { buildRetryPrompt } from '../policy/decisions/retryPrompt';
 import { decisionMode } from '../worker/config';
 import { loadModelConfig } from '../worker/modelConfig';
 import { loadModelWorkerConfig, lockSettingsIn } from '../worker/modelWorkerConfig';
@@ -25,7 +25,7 @@ const MODEL_PATH = [
   'activities/anthropicDrafter.ts',
   'activities/briefingActivities.ts',
   'activities/decisionActivities.ts',
-  'policy/retryPrompt.ts',
+  'policy/decisions/retryPrompt.ts',
   'worker/modelConfig.ts',
   // The model worker, whole: its bin, its factory and its entry point.
   'worker/modelMain.ts',
@@ -228,13 +228,15 @@ describe('the test plan of the fencing boundary', () => {
 
 describe('the boundary in the code', () => {
   it('catches a planted import of locks/ from the model path', () => {
-    const planted = at('policy/retryPrompt.ts');
+    const planted = at('policy/decisions/retryPrompt.ts');
     const read: ReadSource = (file) => {
       if (!fs.existsSync(file)) return undefined;
       const text = fs.readFileSync(file, 'utf8');
       return file === planted ? `import type { LockService } from '../locks/lockService';\n${text}` : text;
     };
-    expect(boundaryViolations(read)).toContain('policy/retryPrompt.ts reaches locks/lockService.ts');
+    expect(boundaryViolations(read)).toContain(
+      'policy/decisions/retryPrompt.ts reaches locks/lockService.ts',
+    );
   });
 
   it('names no fencing token or lease deadline in the prompt it sends', () => {

@@ -1,4 +1,4 @@
-import { type CampaignRecordings, checkCampaign } from '../bench/campaign/checker';
+import { type CampaignRecordings, checkCampaign } from '../campaign/checker';
 import type { LeaseKeyEvent } from '../locks/etcdLeaseHistory';
 import type { FencedWriteAttempt } from '../locks/fencedResource';
 

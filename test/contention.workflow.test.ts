@@ -2,7 +2,7 @@ import { createAnthropicDecider } from '../activities/anthropicDecider';
 import { FileEscalationStore } from '../activities/escalationStore';
 import { acquire, awaitLeaseOf, release, startAcquisition, stateOf } from '../client/lockwardenClient';
 import type { LockService } from '../locks/lockService';
-import type { TryAcquireRequest } from '../policy/lockSchemas';
+import type { TryAcquireRequest } from '../policy/lockContract/lockSchemas';
 import { VALID_DECISION } from '../devkit/decisionInputs';
 import { FakeMessagesApi } from '../devkit/fakeMessagesApi';
 import { activitySummaries, cancelledTimerSummaries, timerSummaries } from '../devkit/history';

@@ -2,7 +2,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { acquire, release, resolve, startAcquisition, stateOf } from '../client/lockwardenClient';
 import { acquisitionWorkflowId } from '../policy/constants';
-import type { SessionOutcome } from '../policy/session';
+import type { SessionOutcome } from '../policy/sessionModel/sessionTypes';
 import { LockwardenPlugin } from '../worker/lockwardenPlugin';
 import type { transferBetween } from './support/userWorkflows';
 import { sessionFixture, silentLog, unique, withWorker } from './support/temporalFixture';

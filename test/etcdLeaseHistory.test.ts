@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { checkCampaign } from '../bench/campaign/checker';
-import type { JournalEntry } from '../bench/campaign/journal';
+import { checkCampaign } from '../campaign/checker';
+import type { JournalEntry } from '../campaign/journal';
 import { currentEtcdRevision, type LeaseKeyEvent, readEtcdLeaseHistory } from '../locks/etcdLeaseHistory';
 import { lockServiceUrlSchema, openLockService } from '../locks/openLockService';
 import { SERVER_URLS } from './support/lockBackends';

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { once } from 'node:events';
-import { FaultyLink } from '../bench/campaign/faultyLink';
-import { faultKindsFor, Nemesis, seededRandom } from '../bench/campaign/nemesis';
+import { FaultyLink } from '../campaign/faultyLink';
+import { faultKindsFor, Nemesis, seededRandom } from '../campaign/nemesis';
 
 // The fault campaign's network faults: a link that carries bytes, hangs them while cut, delays them,
 // and breaks every connection. Here between a client and a real TCP echo server.

@@ -1,9 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { LockService } from '../locks/lockService';
 import { InvalidLockRequestError } from '../policy/errors';
-import { overtakings } from '../policy/fairness';
-import type { AcquireAttempt, Denial, Lease, TryAcquireRequest } from '../policy/lockSchemas';
-import { SESSION_QUEUE_TICKET_MS } from '../policy/lockSchemas';
+import { overtakings } from '../policy/lockContract/fairness';
+import type { AcquireAttempt, Denial, Lease, TryAcquireRequest } from '../policy/lockContract/lockSchemas';
+import { SESSION_QUEUE_TICKET_MS } from '../policy/lockContract/lockSchemas';
 import { openLockService } from '../locks/openLockService';
 import { backendHarnesses, ownServer } from './support/lockBackends';
 import { runStress } from './support/lockStress';

@@ -7,7 +7,7 @@ import { mapConcurrently } from '../client/concurrency';
 import { acquire, release, startAcquisition, stateOf } from '../client/lockwardenClient';
 import type { LockService } from '../locks/lockService';
 import { openLockService } from '../locks/openLockService';
-import { SESSION_QUEUE_TICKET_MS } from '../policy/lockSchemas';
+import { SESSION_QUEUE_TICKET_MS } from '../policy/lockContract/lockSchemas';
 import { deadlockFound, fairnessViolated } from '../temporal/messages';
 import { sessionFixture, silentLog, withWorker } from './support/temporalFixture';
 import { freshSqlitePath, unique } from '../devkit/tempFiles';

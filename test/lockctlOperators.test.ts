@@ -6,7 +6,7 @@ import { acquire, release, resolve, startAcquisition, stateOf } from '../client/
 import { LeaseActionDeniedError } from '../policy/errors';
 import type { SessionRow } from '../client/sessionList';
 import { acquisitionWorkflowId } from '../policy/constants';
-import type { LockStatus } from '../policy/lockStatus';
+import type { LockStatus } from '../policy/lockContract/keyStatus';
 import { sessionFixture, silentLog, TEMPORAL_ADDRESS, withWorker } from './support/temporalFixture';
 import { unique } from '../devkit/tempFiles';
 import { waitFor } from './support/waitFor';

@@ -14,8 +14,8 @@ import {
 import pino from 'pino';
 import { createMetrics } from '../activities/metrics';
 import { FAILURE_TYPES, InvalidLockRequestError, LeaseActionDeniedError } from '../policy/errors';
-import type { Lease } from '../policy/lockSchemas';
-import { releaseKeyDigest } from '../policy/releaseKey';
+import type { Lease } from '../policy/lockContract/lockSchemas';
+import { releaseKeyDigest } from '../policy/lockContract/releaseKey';
 import {
   deadlockFound,
   fairnessViolated,

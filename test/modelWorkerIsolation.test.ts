@@ -5,9 +5,9 @@ import { acquire, release, startAcquisition, stateOf } from '../client/lockwarde
 import { VALID_DECISION } from '../devkit/decisionInputs';
 import { FakeMessagesApi } from '../devkit/fakeMessagesApi';
 import { SERVER_URLS } from '../devkit/servers';
-import { FaultyLink } from '../bench/campaign/faultyLink';
+import { FaultyLink } from '../campaign/faultyLink';
 import { MODEL_QUEUE_WAIT_MS } from '../policy/constants';
-import type { RecordedDecision } from '../policy/session';
+import type { RecordedDecision } from '../policy/sessionModel/sessionTypes';
 import { NetworkNamespace } from './support/networkNamespace';
 import { sessionFixture, silentLog, TEMPORAL_ADDRESS, unique, withWorker } from './support/temporalFixture';
 import { waitFor } from './support/waitFor';

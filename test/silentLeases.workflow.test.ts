@@ -4,7 +4,7 @@ import { sessionState } from '../temporal/messages';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 import { createMetrics } from '../activities/metrics';
 import { createSessionWaker } from '../activities/sessionSignals';
-import { SILENT_LEASE_FRACTION } from '../policy/leaseKeeping';
+import { SILENT_LEASE_FRACTION } from '../policy/decisions/leaseKeeping';
 import { renewSilentLeases } from '../worker/silentLeases';
 import { sessionFixture, silentLog, unique, withWorker, workflowBundle } from './support/temporalFixture';
 import { waitFor } from './support/waitFor';

@@ -3,7 +3,7 @@ import type { WorkerPlugin } from '@temporalio/worker';
 import { type QueueWakeDeps, wakeFirstLiving } from '../activities/sessionSignals';
 import type { Metrics } from '../activities/metrics';
 import { DEFAULT_QUEUE_SWEEP_MS, MAX_QUEUE_SWEEP_MS } from '../policy/constants';
-import { queuesToWake } from '../policy/queueSweep';
+import { queuesToWake } from '../policy/lockContract/stalledQueues';
 import { renewSilentLeases } from './silentLeases';
 
 /** What a sweep needs: what waking a queue needs, where renewals are counted, and how often to look. */
@@ -28,7 +28,7 @@ export function sweepIntervalMs(everyMs: number = DEFAULT_QUEUE_SWEEP_MS): numbe
  * - the leases whose keepers fell silent (`leasesRunningLow`), renewed for the sessions that still
  *   hold them (worker/silentLeases.ts): a holder's worker that died costs no lease;
  * - the keys that nobody holds while their queues wait (`stalledQueues`), and a wake-up for the head
- *   of each one seen so at two sweeps in a row (policy/queueSweep.ts). It is what tells a parked head
+ *   of each one seen so at two sweeps in a row (policy/lockContract/stalledQueues.ts). It is what tells a parked head
  *   that a lease ended when no session is left to tell it: the holder's session was terminated or
  *   timed out, the holder lives outside lockwarden, or the head woken by a release died before it
  *   tried.

@@ -1,6 +1,6 @@
 import { renewFenced, type RenewalDeps } from '../activities/leaseActions';
 import type { SessionWaker } from '../activities/sessionSignals';
-import { SILENT_LEASE_FRACTION } from '../policy/leaseKeeping';
+import { SILENT_LEASE_FRACTION } from '../policy/decisions/leaseKeeping';
 
 /** What renewing silent leases needs: a fenced renewal's dependencies and a way to ask sessions. */
 export interface SilentLeaseDeps extends RenewalDeps {
@@ -11,7 +11,7 @@ export interface SilentLeaseDeps extends RenewalDeps {
  * Renews the leases whose keepers fell silent, for the sessions that still hold them. A lease below
  * SILENT_LEASE_FRACTION of its TTL has missed a renewal (its keeper's worker died or stalled), and
  * Temporal runs the keeper again only after the keeper's long heartbeat timeout
- * (policy/leaseKeeping.ts); meanwhile the sweep renews the lease, fenced by the token the lock service
+ * (policy/decisions/leaseKeeping.ts); meanwhile the sweep renews the lease, fenced by the token the lock service
  * lists, as the keeper would. A lease whose session ended, was terminated or never existed is left to
  * run out. One lock-service call a sweep, then two Temporal calls (describe, state query) and one
  * renewal a silent lease: a keeper on schedule is never seen. Answers how many leases it renewed.

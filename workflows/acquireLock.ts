@@ -8,8 +8,8 @@ import {
 } from '@temporalio/workflow';
 import { FAILURE_TYPES } from '../policy/errors';
 import type { SessionAttempt } from '../activities/lockActivities';
-import type { AcquireRequestInput } from '../policy/acquireRequest';
-import type { SessionOutcome } from '../policy/session';
+import type { AcquireRequestInput } from '../policy/decisions/acquireRequest';
+import type { SessionOutcome } from '../policy/sessionModel/sessionTypes';
 import { acquireUntilHeld, type Acquisition } from './session/acquirePhase';
 import { checkRequestAndTryFirst, leaveQueue } from './session/fastPath';
 import { holdUntilReleased } from './session/holdPhase';

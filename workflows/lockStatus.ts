@@ -1,4 +1,4 @@
-import type { LockStatus } from '../policy/lockStatus';
+import type { LockStatus } from '../policy/lockContract/keyStatus';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import { lockCalls } from './lockCalls';
 
@@ -18,6 +18,7 @@ export async function lockStatus(key: string): Promise<LockStatus> {
 // workflow bundle's modules are evaluated per workflow; see bench/workflowLoadCost.ts).
 function loadKeyCheck(): (key: unknown) => string {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const schemas = require('../policy/lockSchemas') as typeof import('../policy/lockSchemas');
+  const schemas =
+    require('../policy/lockContract/lockSchemas') as typeof import('../policy/lockContract/lockSchemas');
   return (key) => schemas.parseOrThrow(schemas.lockKeySchema, key, 'lock key');
 }

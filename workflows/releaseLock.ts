@@ -1,5 +1,5 @@
 import { upsertSearchAttributes } from '@temporalio/workflow';
-import type { FencedActionResult, ForceRelease, Lease } from '../policy/lockSchemas';
+import type { FencedActionResult, ForceRelease, Lease } from '../policy/lockContract/lockSchemas';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 import { lockCalls } from './lockCalls';
@@ -31,6 +31,7 @@ export async function releaseLock(
 // The target's schema is loaded by this rare workflow alone, not by every session the worker loads.
 function loadTargetCheck(): (input: unknown) => ForceRelease {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const schemas = require('../policy/lockSchemas') as typeof import('../policy/lockSchemas');
+  const schemas =
+    require('../policy/lockContract/lockSchemas') as typeof import('../policy/lockContract/lockSchemas');
   return (input) => schemas.parseOrThrow(schemas.forceReleaseSchema, input, 'force-release request');
 }

@@ -1,6 +1,6 @@
 // What a withLock hears from its session: one signal handler for all of a workflow's withLocks.
 import { ApplicationFailure, log, setHandler } from '@temporalio/workflow';
-import type { SessionNews } from '../policy/session';
+import type { SessionNews } from '../policy/sessionModel/sessionTypes';
 import { lockSessionUpdate } from '../temporal/messages';
 
 // Where each of this workflow's open withLocks collects what its session says: one signal handler

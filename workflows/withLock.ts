@@ -11,12 +11,12 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { AcquireRequestInput } from '../policy/acquireRequest';
+import type { AcquireRequestInput } from '../policy/decisions/acquireRequest';
 import { acquisitionWorkflowId } from '../policy/constants';
 import { FAILURE_TYPES } from '../policy/errors';
-import type { Lease } from '../policy/lockSchemas';
-import { RELEASE_KEY_MEMO, releaseKeyDigest } from '../policy/releaseKey';
-import type { SessionNews, SessionOutcome } from '../policy/session';
+import type { Lease } from '../policy/lockContract/lockSchemas';
+import { RELEASE_KEY_MEMO, releaseKeyDigest } from '../policy/lockContract/releaseKey';
+import type { SessionNews, SessionOutcome } from '../policy/sessionModel/sessionTypes';
 import { requestRelease } from '../temporal/messages';
 import { endedBeforeSignal, forget, listenTo } from './sessionNews';
 import { acquireLock } from './acquireLock';

@@ -1,4 +1,4 @@
-import { describeCycle } from '../waitForGraph';
+import { describeCycle } from '../lockContract/waitForGraph';
 import { abortCriteria, type ReleaseGates, rollbackCommand } from './releaseGates';
 import { type PatchDescription, patchSentence } from './patchDescription';
 import type { PatchEvidence } from './patchEvidence';
@@ -177,7 +177,7 @@ export function regressionAssertions(timeline: Timeline): string[] {
       return [
         `Unit: a write on ${resource} with token ${m.staleToken} after token ${m.nextToken} was accepted is refused, naming token ${m.nextToken}.`,
         `Integration: pause ${m.stale.label}'s worker past its lease on the real lock service; it ends having lost its hold and ${resource} keeps ${m.next.label}'s write only (test/billingExportIncident.test.ts).`,
-        'Fuzz: random pauses, kills and partitions (bench/faultCampaign.ts, fixed seed): no write accepted with a token older than one already accepted.',
+        'Fuzz: random pauses, kills and partitions (campaign/faultCampaign.ts, fixed seed): no write accepted with a token older than one already accepted.',
       ];
     case 'lock-inversion':
       return [

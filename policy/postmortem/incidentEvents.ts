@@ -1,5 +1,5 @@
-import type { DeadlockFacts } from '../session';
-import type { WaitForEdge } from '../waitForGraph';
+import type { DeadlockFacts } from '../sessionModel/sessionTypes';
+import type { WaitForEdge } from '../lockContract/waitForGraph';
 
 /** Whose clock an event's time is on: the lock service's (grants, writes) or Temporal's (history). */
 export type EventClock = 'service' | 'temporal';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { redact } from '../redaction';
+import { redact } from '../textSafety/redaction';
 import type { Briefing, BriefingFacts } from './briefing';
 import {
   anatomySentence,

@@ -1,4 +1,4 @@
-import { inAdmittedWords, leaseVocabulary } from '../leaseVocabulary';
+import { inAdmittedWords, leaseVocabulary } from '../textSafety/leaseVocabulary';
 
 /**
  * What the patch is, from `--patch`: a commit range read with git (its commits' subjects and the

@@ -1,6 +1,6 @@
 // The evidence a post-mortem briefing cites: test counts and benchmark figures, read from JSON reports.
 import { z } from 'zod';
-import { inAdmittedWords, leaseVocabulary } from '../leaseVocabulary';
+import { inAdmittedWords, leaseVocabulary } from '../textSafety/leaseVocabulary';
 import { EVIDENCE_FORMAT, evidenceReportSchema, type EvidenceReportKind } from './evidenceReport';
 
 /** The kinds of report `--evidence` reads: a jest JSON report, or a report the benches write. */

@@ -1,6 +1,6 @@
-import { leaseVocabulary } from '../leaseVocabulary';
-import { compareTokens } from '../tokens';
-import { describeCycle, type WaitForEdge, waitingRequester } from '../waitForGraph';
+import { leaseVocabulary } from '../textSafety/leaseVocabulary';
+import { compareTokens } from '../lockContract/tokens';
+import { describeCycle, type WaitForEdge, waitingRequester } from '../lockContract/waitForGraph';
 import type { EventClock, IncidentEvent, IncidentEventKind } from './incidentEvents';
 
 /** The mechanism an incident's events show, or none. */

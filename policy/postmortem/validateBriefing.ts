@@ -1,6 +1,6 @@
-import { admitDraft } from '../denyGate';
-import { leaseVocabulary } from '../leaseVocabulary';
-import { redact } from '../redaction';
+import { admitDraft } from '../textSafety/denyGate';
+import { leaseVocabulary } from '../textSafety/leaseVocabulary';
+import { redact } from '../textSafety/redaction';
 import { BRIEFING_SECTIONS, type Briefing, briefingWords, MAX_BRIEFING_WORDS } from './briefing';
 import type { Timeline } from './timeline';
 
@@ -30,7 +30,7 @@ const GLOBAL_LOCK_ADVICE =
 /**
  * Checks a briefing: the subject and the four sections, present and in order; at most 650 words;
  * every thread of the timeline named; at least one abort criterion with a number; no advice of a
- * global lock or a blocking operation; no lease vocabulary (policy/leaseVocabulary.ts). A model's
+ * global lock or a blocking operation; no lease vocabulary (policy/textSafety/leaseVocabulary.ts). A model's
  * draft must also carry no token, time or credential and pass the deny gate as a `draft_briefing`. Returns every problem found (empty: valid).
  */
 export function validateBriefing(

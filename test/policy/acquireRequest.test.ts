@@ -1,4 +1,4 @@
-import { parseAcquireRequest } from '../../policy/acquireRequest';
+import { parseAcquireRequest } from '../../policy/decisions/acquireRequest';
 import { InvalidLockRequestError } from '../../policy/errors';
 
 describe('parseAcquireRequest', () => {

@@ -3,12 +3,16 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { printable, progressLine, table } from '../../client/present';
-import { overtakingConfirmed } from '../../policy/fairness';
-import { fencingTokenSchema, forceReleaseSchema, MAX_FENCING_TOKEN } from '../../policy/lockSchemas';
-import { deadlockNoticeProblem, overtakingProblem } from '../../policy/noticeShapes';
-import { releaseKeyDigest, releaseKeyProblem } from '../../policy/releaseKey';
-import { leaseOwnerProblem, type SessionState } from '../../policy/session';
-import { wakeChangedNothing } from '../../policy/waiting';
+import { overtakingConfirmed } from '../../policy/lockContract/fairness';
+import {
+  fencingTokenSchema,
+  forceReleaseSchema,
+  MAX_FENCING_TOKEN,
+} from '../../policy/lockContract/lockSchemas';
+import { deadlockNoticeProblem, overtakingProblem } from '../../policy/sessionModel/noticeShapes';
+import { releaseKeyDigest, releaseKeyProblem } from '../../policy/lockContract/releaseKey';
+import { leaseOwnerProblem, type SessionState } from '../../policy/sessionModel/sessionTypes';
+import { wakeChangedNothing } from '../../policy/decisions/waiting';
 
 describe('the release key', () => {
   it("digests as SHA-256 of the key's UTF-8, the same in the workflow as in Node", () => {

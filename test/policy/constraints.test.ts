@@ -1,9 +1,14 @@
 import fc from 'fast-check';
-import { parseAcquireRequest } from '../../policy/acquireRequest';
-import { NO_CONSTRAINTS, parseConstraint, readConstraints, tightenBudget } from '../../policy/constraints';
+import { parseAcquireRequest } from '../../policy/decisions/acquireRequest';
+import {
+  NO_CONSTRAINTS,
+  parseConstraint,
+  readConstraints,
+  tightenBudget,
+} from '../../policy/decisions/constraints';
 import { InvalidLockRequestError } from '../../policy/errors';
-import { guardDecision } from '../../policy/guardrails';
-import type { RetryDecision } from '../../policy/retryDecision';
+import { guardDecision } from '../../policy/decisions/guardrails';
+import type { RetryDecision } from '../../policy/decisions/retryDecision';
 
 const escalate: RetryDecision = {
   decision: 'escalate',

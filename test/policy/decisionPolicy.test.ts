@@ -1,10 +1,10 @@
 import fc from 'fast-check';
-import { retryBudgetSchema } from '../../policy/acquireRequest';
+import { retryBudgetSchema } from '../../policy/decisions/acquireRequest';
 import { LATENCY_FLOOR_MS } from '../../policy/constants';
-import { decideByPolicy, type PolicyTuning } from '../../policy/decisionPolicy';
-import { guardDecision } from '../../policy/guardrails';
-import type { DecisionContext, RetryDecision } from '../../policy/retryDecision';
-import { buildRetryPrompt } from '../../policy/retryPrompt';
+import { decideByPolicy, type PolicyTuning } from '../../policy/decisions/decisionPolicy';
+import { guardDecision } from '../../policy/decisions/guardrails';
+import type { DecisionContext, RetryDecision } from '../../policy/decisions/retryDecision';
+import { buildRetryPrompt } from '../../policy/decisions/retryPrompt';
 
 const tuning: PolicyTuning = {
   baseBackoffMs: 100,

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { describeOvertaking, overtakings } from '../../policy/fairness';
+import { describeOvertaking, overtakings } from '../../policy/lockContract/fairness';
 
 describe('the fairness monitor', () => {
   it('sees nothing wrong in a queue in arrival order, whatever the priorities', () => {

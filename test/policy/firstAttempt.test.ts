@@ -1,6 +1,6 @@
-import { parseAcquireRequest } from '../../policy/acquireRequest';
-import { fastPathRequest, firstFastPathRequest } from '../../policy/firstAttempt';
-import { TICKET_GRACE_MS } from '../../policy/waiting';
+import { parseAcquireRequest } from '../../policy/decisions/acquireRequest';
+import { fastPathRequest, firstFastPathRequest } from '../../policy/decisions/firstAttempt';
+import { TICKET_GRACE_MS } from '../../policy/decisions/waiting';
 
 // The first attempt a fresh session's request check makes must ask the lock service what the session
 // itself would ask at that moment: the same lease and, for its queue ticket, its whole budget.

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import { retryBudgetSchema } from '../../policy/acquireRequest';
-import { decorrelatedJitter } from '../../policy/backoff';
+import { retryBudgetSchema } from '../../policy/decisions/acquireRequest';
+import { decorrelatedJitter } from '../../policy/decisions/backoff';
 import { LATENCY_FLOOR_MS } from '../../policy/constants';
-import { boundRetryDelay } from '../../policy/guardrails';
+import { boundRetryDelay } from '../../policy/decisions/guardrails';
 
 const budget = retryBudgetSchema.parse({
   maxRetries: 5,

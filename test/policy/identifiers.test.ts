@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { parseAcquireRequest } from '../../policy/acquireRequest';
+import { parseAcquireRequest } from '../../policy/decisions/acquireRequest';
 import { InvalidLockRequestError } from '../../policy/errors';
 import {
   acquisitionWorkflowId,
@@ -7,7 +7,7 @@ import {
   identifierProblem,
   parseAcquisitionWorkflowId,
   releaseWorkflowId,
-} from '../../policy/identifiers';
+} from '../../policy/lockContract/identifiers';
 
 const RUNS = 1_000;
 

@@ -8,7 +8,7 @@ import {
   RENEW_FRACTION,
   SILENT_LEASE_FRACTION,
   sweepKeepsLease,
-} from '../../policy/leaseKeeping';
+} from '../../policy/decisions/leaseKeeping';
 
 const anyTtl = fc.integer({ min: 200, max: 24 * 60 * 60 * 1000 });
 

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { leaseVocabulary } from '../../policy/leaseVocabulary';
+import { leaseVocabulary } from '../../policy/textSafety/leaseVocabulary';
 import type { IncidentEvent } from '../../policy/postmortem/incidentEvents';
 import { type BriefingFacts, briefingWords, renderBriefing } from '../../policy/postmortem/briefing';
 import {
@@ -214,10 +214,12 @@ describe('post-mortem inputs', () => {
     expect(() => summariseEvidence('{"hello": 1}')).toThrow('must be a jest report');
     expect(() => summariseEvidence(JSON.stringify({ ...JSON.parse(bench), kind: 'novel' }))).toThrow(/kind/);
     // The table a bench prints is for people: the briefing reads the JSON beside it.
-    expect(() => summariseEvidence('| P1 uncontended | 50 ms |\n271 passed, 0 failed')).toThrow('must be JSON');
+    expect(() => summariseEvidence('| P1 uncontended | 50 ms |\n271 passed, 0 failed')).toThrow(
+      'must be JSON',
+    );
   });
 
-  it("reads the JSON the benches and the campaign wrote, and pairs a figure reported before and after", () => {
+  it('reads the JSON the benches and the campaign wrote, and pairs a figure reported before and after', () => {
     const results = path.join(__dirname, '..', '..', 'bench', 'results');
     const read = (file: string) => fs.readFileSync(path.join(results, file), 'utf8');
     const contention = read('contention-sqlite.json');

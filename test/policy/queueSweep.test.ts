@@ -1,4 +1,4 @@
-import { queuesToWake } from '../../policy/queueSweep';
+import { queuesToWake } from '../../policy/lockContract/stalledQueues';
 
 describe('which stalled queues a sweep wakes', () => {
   it('wakes a queue seen stalled behind the same head at two sweeps in a row, and none seen once', () => {

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { redact } from '../../policy/redaction';
+import { redact } from '../../policy/textSafety/redaction';
 
 // Property tests of redact(): variants of the forms people write tokens, wall-clock times and
 // credentials in are generated, and none may survive. Each property runs RUNS cases.

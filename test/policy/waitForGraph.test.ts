@@ -5,7 +5,7 @@ import {
   spansSeveralKeys,
   type WaitForEdge,
   waitForEdges,
-} from '../../policy/waitForGraph';
+} from '../../policy/lockContract/waitForGraph';
 
 const edge = (waiter: string, key: string, holder: string): WaitForEdge => ({ waiter, key, holder });
 
@@ -95,7 +95,7 @@ describe('the wait-for graph a session is sent', () => {
       fc.property(fc.array(anyEdge, { maxLength: 30 }), names, (all, me) => {
         const around = edgesAround(me, all);
         expect(cycleThrough(me, around)).toEqual(cycleThrough(me, all));
-        // What the retry decision reads (policy/decisionContext.ts): the edges that touch the requester.
+        // What the retry decision reads (policy/decisions/decisionContext.ts): the edges that touch the requester.
         const touching = (edges: WaitForEdge[]) => edges.filter((e) => e.waiter === me || e.holder === me);
         expect(touching(around)).toEqual(touching(all));
       }),

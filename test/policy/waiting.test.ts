@@ -1,7 +1,7 @@
-import { retryBudgetSchema } from '../../policy/acquireRequest';
+import { retryBudgetSchema } from '../../policy/decisions/acquireRequest';
 import { LATENCY_FLOOR_MS } from '../../policy/constants';
-import { denial, SESSION_QUEUE_TICKET_MS } from '../../policy/lockSchemas';
-import { parkFor, ticketRefreshMs } from '../../policy/waiting';
+import { denial, SESSION_QUEUE_TICKET_MS } from '../../policy/lockContract/lockSchemas';
+import { parkFor, ticketRefreshMs } from '../../policy/decisions/waiting';
 
 const budget = retryBudgetSchema.parse({ maxRetries: 1_000, maxTotalWaitMs: 24 * 60 * 60 * 1000 });
 const progress = { attempts: 1, elapsedMs: 0 };

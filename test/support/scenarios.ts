@@ -13,7 +13,7 @@ import {
 } from '../../client/lockwardenClient';
 import type { LockService } from '../../locks/lockService';
 import { releaseWorkflowId } from '../../policy/constants';
-import type { Lease } from '../../policy/lockSchemas';
+import type { Lease } from '../../policy/lockContract/lockSchemas';
 import { resolveEscalationSignal } from '../../temporal/messages';
 import { SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
 import type { FakeAnswer, FakeMessagesApi } from '../../devkit/fakeMessagesApi';

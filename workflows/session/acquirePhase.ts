@@ -1,10 +1,10 @@
 import { condition, workflowInfo } from '@temporalio/workflow';
-import { describeOvertaking } from '../../policy/fairness';
+import { describeOvertaking } from '../../policy/lockContract/fairness';
 import type { SessionAttempt } from '../../activities/lockActivities';
-import type { Denial, Lease } from '../../policy/lockSchemas';
-import type { SessionOutcome } from '../../policy/session';
-import { untrustedText } from '../../policy/untrustedText';
-import { canPark } from '../../policy/waiting';
+import type { Denial, Lease } from '../../policy/lockContract/lockSchemas';
+import type { SessionOutcome } from '../../policy/sessionModel/sessionTypes';
+import { untrustedText } from '../../policy/textSafety/untrustedText';
+import { canPark } from '../../policy/decisions/waiting';
 import { decideAfterDenial, parkStep } from './decideStep';
 import { confirmDeadlockClaim, findDeadlock, settleDeadlock } from './deadlock';
 import { confirmOvertaking } from './fairnessCheck';

@@ -1,5 +1,10 @@
-import type { DeadlockNotice, SessionOutcome } from '../../policy/session';
-import { cycleThrough, describeCycle, type WaitForEdge, waitingRequester } from '../../policy/waitForGraph';
+import type { DeadlockNotice, SessionOutcome } from '../../policy/sessionModel/sessionTypes';
+import {
+  cycleThrough,
+  describeCycle,
+  type WaitForEdge,
+  waitingRequester,
+} from '../../policy/lockContract/waitForGraph';
 import { sleep } from '@temporalio/workflow';
 import { handoffCalls, unlessUnreachable } from '../lockCalls';
 import type { EscalationCause } from './escalation';

@@ -7,15 +7,20 @@ import {
   proxyLocalActivities,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { buildDecisionContext } from '../../policy/decisionContext';
-import type { PolicyTuning } from '../../policy/decisionPolicy';
+import { buildDecisionContext } from '../../policy/decisions/decisionContext';
+import type { PolicyTuning } from '../../policy/decisions/decisionPolicy';
 import { NON_RETRYABLE_ERROR_TYPES } from '../../policy/errors';
-import { appliedAs, type GuardedStep, guardDecision, type RetryProgress } from '../../policy/guardrails';
-import type { Denial } from '../../policy/lockSchemas';
-import { SESSION_QUEUE_TICKET_MS } from '../../policy/lockTerms';
-import { type DecisionRecord, type PolicyInput, policyRecord } from '../../policy/decisionPolicy';
-import { parkUntilTold } from '../../policy/waiting';
-import type { WaitForEdge } from '../../policy/waitForGraph';
+import {
+  appliedAs,
+  type GuardedStep,
+  guardDecision,
+  type RetryProgress,
+} from '../../policy/decisions/guardrails';
+import type { Denial } from '../../policy/lockContract/lockSchemas';
+import { SESSION_QUEUE_TICKET_MS } from '../../policy/lockContract/lockTerms';
+import { type DecisionRecord, type PolicyInput, policyRecord } from '../../policy/decisions/decisionPolicy';
+import { parkUntilTold } from '../../policy/decisions/waiting';
+import type { WaitForEdge } from '../../policy/lockContract/waitForGraph';
 import type { DecisionRoute, LockSession } from './lockSession';
 import { onModelWorker } from '../modelWorkerCalls';
 import { sessionLog, sessionMetrics } from './metricsSink';

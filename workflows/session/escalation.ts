@@ -1,10 +1,10 @@
 import { condition, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { EscalationNotice } from '../../activities/escalationStore';
-import type { Denial } from '../../policy/lockSchemas';
-import type { SessionOutcome } from '../../policy/session';
-import { untrustedText } from '../../policy/untrustedText';
-import type { WaitForEdge } from '../../policy/waitForGraph';
+import type { Denial } from '../../policy/lockContract/lockSchemas';
+import type { SessionOutcome } from '../../policy/sessionModel/sessionTypes';
+import { untrustedText } from '../../policy/textSafety/untrustedText';
+import type { WaitForEdge } from '../../policy/lockContract/waitForGraph';
 import { SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
 import { leaveQueue } from './fastPath';
 import type { LockSession } from './lockSession';

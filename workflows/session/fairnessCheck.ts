@@ -1,11 +1,11 @@
 // A waiter told it was overtaken checks the notice on the lock service before it escalates.
-import { overtakingConfirmed } from '../../policy/fairness';
+import { overtakingConfirmed } from '../../policy/lockContract/fairness';
 import { handoffCalls, unlessUnreachable } from '../lockCalls';
 import type { LockSession } from './lockSession';
 
 /**
  * Reads the key's holder and queue from the lock service and settles the session's overtaking claim
- * on them (policy/fairness.ts, overtakingConfirmed): a confirmed one is escalated by the acquisition
+ * on them (policy/lockContract/fairness.ts, overtakingConfirmed): a confirmed one is escalated by the acquisition
  * phase; another is refused, logged and counted. While the service cannot be reached the claim waits
  * for the next turn of the acquisition loop.
  */

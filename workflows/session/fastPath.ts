@@ -4,8 +4,8 @@
 import { ActivityFailure, ApplicationFailure, log } from '@temporalio/workflow';
 import type { SessionAttempt } from '../../activities/lockActivities';
 import type { CheckedRequest } from '../../activities/requestActivities';
-import { fastPathRequest } from '../../policy/firstAttempt';
-import { denial } from '../../policy/lockTerms';
+import { fastPathRequest } from '../../policy/decisions/firstAttempt';
+import { denial } from '../../policy/lockContract/lockTerms';
 import { handoffCalls, lockCalls, lockServiceUnreachable } from '../lockCalls';
 import type { LockSession } from './lockSession';
 import { sessionMetrics } from './metricsSink';

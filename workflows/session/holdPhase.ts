@@ -8,8 +8,12 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { NON_RETRYABLE_ERROR_TYPES } from '../../policy/errors';
-import { keeperHeartbeatTimeoutMs, keeperStartInMs, renewalIntervalMs } from '../../policy/leaseKeeping';
-import type { FencedActionResult, Lease } from '../../policy/lockSchemas';
+import {
+  keeperHeartbeatTimeoutMs,
+  keeperStartInMs,
+  renewalIntervalMs,
+} from '../../policy/decisions/leaseKeeping';
+import type { FencedActionResult, Lease } from '../../policy/lockContract/lockSchemas';
 import { handoffCalls, lockServiceUnreachable } from '../lockCalls';
 import { sessionMetrics } from './metricsSink';
 import type { LockSession, PhaseEnd } from './lockSession';

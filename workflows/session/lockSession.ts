@@ -1,12 +1,12 @@
 // One acquisition session: the only code that changes its state (held in sessionRecord.ts).
 import { allHandlersFinished, condition } from '@temporalio/workflow';
 import type { SessionAttempt } from '../../activities/lockActivities';
-import { appliedAs, type GuardedStep, type RetryProgress } from '../../policy/guardrails';
-import type { Overtaking } from '../../policy/fairness';
-import type { Denial, Lease } from '../../policy/lockSchemas';
-import type { DecisionRecord } from '../../policy/decisionPolicy';
-import type { OperatorDecision, ReleaseAnswer, SessionOutcome } from '../../policy/session';
-import { needsDecision, nothingMoved, situationOf, wakeChangedNothing } from '../../policy/waiting';
+import { appliedAs, type GuardedStep, type RetryProgress } from '../../policy/decisions/guardrails';
+import type { Overtaking } from '../../policy/lockContract/fairness';
+import type { Denial, Lease } from '../../policy/lockContract/lockSchemas';
+import type { DecisionRecord } from '../../policy/decisions/decisionPolicy';
+import type { OperatorDecision, ReleaseAnswer, SessionOutcome } from '../../policy/sessionModel/sessionTypes';
+import { needsDecision, nothingMoved, situationOf, wakeChangedNothing } from '../../policy/decisions/waiting';
 import { SessionInbox } from './sessionInbox';
 import type { Escalation, Resume } from './sessionRecord';
 

@@ -1,6 +1,6 @@
 import { getExternalWorkflowHandle, log, workflowInfo } from '@temporalio/workflow';
 import { acquisitionWorkflowId } from '../../policy/constants';
-import type { DeadlockNotice, SessionNews } from '../../policy/session';
+import type { DeadlockNotice, SessionNews } from '../../policy/sessionModel/sessionTypes';
 import { deadlockFound, lockSessionUpdate } from '../../temporal/messages';
 
 // Signals a session sends to other workflows. A session that has ended cannot be told anything; that

@@ -1,16 +1,16 @@
 // What a session is told: its message handlers' one-call targets, each checking what it is sent.
 import { ApplicationFailure, condition, log } from '@temporalio/workflow';
 import { FAILURE_TYPES } from '../../policy/errors';
-import type { Overtaking } from '../../policy/fairness';
-import { deadlockNoticeProblem, overtakingProblem } from '../../policy/noticeShapes';
-import type { checkOperatorAnswer as CheckOperatorAnswer } from '../../policy/operatorAnswer';
+import type { Overtaking } from '../../policy/lockContract/fairness';
+import { deadlockNoticeProblem, overtakingProblem } from '../../policy/sessionModel/noticeShapes';
+import type { checkOperatorAnswer as CheckOperatorAnswer } from '../../policy/decisions/operatorAnswer';
 import {
   type DeadlockNotice,
   type LeaseAnswer,
   leaseOwnerProblem,
   type OperatorDecision,
   type ReleaseAnswer,
-} from '../../policy/session';
+} from '../../policy/sessionModel/sessionTypes';
 import type { MessageRefusal } from '../../temporal/sinks';
 import { sessionMetrics } from './metricsSink';
 import { SessionRecord } from './sessionRecord';
@@ -188,6 +188,7 @@ export class SessionInbox extends SessionRecord {
  */
 function loadOperatorAnswerCheck(): typeof CheckOperatorAnswer {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const loaded = require('../../policy/operatorAnswer') as typeof import('../../policy/operatorAnswer');
+  const loaded =
+    require('../../policy/decisions/operatorAnswer') as typeof import('../../policy/decisions/operatorAnswer');
   return loaded.checkOperatorAnswer;
 }

@@ -1,11 +1,11 @@
 // A session's fields and what its phases read of them: the base of LockSession (lockSession.ts).
 import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { AcquireRequest, RetryBudget } from '../../policy/acquireRequest';
-import { type ConstraintRules, constraintRules, tightenBudget } from '../../policy/constraints';
-import type { PastDecision } from '../../policy/decisionContext';
-import type { Overtaking } from '../../policy/fairness';
-import type { Denial } from '../../policy/lockSchemas';
-import { RELEASE_KEY_MEMO } from '../../policy/releaseKey';
+import type { AcquireRequest, RetryBudget } from '../../policy/decisions/acquireRequest';
+import { type ConstraintRules, constraintRules, tightenBudget } from '../../policy/decisions/constraints';
+import type { PastDecision } from '../../policy/decisions/decisionContext';
+import type { Overtaking } from '../../policy/lockContract/fairness';
+import type { Denial } from '../../policy/lockContract/lockSchemas';
+import { RELEASE_KEY_MEMO } from '../../policy/lockContract/releaseKey';
 import type {
   DeadlockNotice,
   OperatorDecision,
@@ -13,8 +13,8 @@ import type {
   SessionOutcome,
   SessionPhase,
   SessionState,
-} from '../../policy/session';
-import { ticketSpanMs, type WaitSituation } from '../../policy/waiting';
+} from '../../policy/sessionModel/sessionTypes';
+import { ticketSpanMs, type WaitSituation } from '../../policy/decisions/waiting';
 import { SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
 
 /**
@@ -113,7 +113,7 @@ export class SessionRecord {
     if (names.length) upsertSearchAttributes(names);
   }
 
-  /** The digest of this lease's release key (see policy/releaseKey.ts), if the session has one. */
+  /** The digest of this lease's release key (see policy/lockContract/releaseKey.ts), if the session has one. */
   get releaseKeyDigest(): string | undefined {
     const memo = workflowInfo().memo?.[RELEASE_KEY_MEMO];
     return this.request.releaseKeyDigest ?? (typeof memo === 'string' ? memo : undefined);

@@ -1,6 +1,6 @@
 import { proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../../../activities';
-import type { AcquireRequestInput } from '../../../policy/acquireRequest';
+import type { AcquireRequestInput } from '../../../policy/decisions/acquireRequest';
 
 // A deliberately incompatible edit of acquireLock (a timer before the fast path, added without
 // patched()), bundled only by the replay suite to prove that replay catches such a change.

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describeIssues, InvalidLockRequestError } from './errors';
+import { describeIssues, InvalidLockRequestError } from '../errors';
 import { credentialLookalike, identifierProblem } from './identifiers';
 import {
   ABSOLUTE_MAX_TTL_MS,

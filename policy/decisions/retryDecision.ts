@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { denialCodeSchema, fairnessSchema } from './lockSchemas';
+import { denialCodeSchema, fairnessSchema } from '../lockContract/lockSchemas';
 
 /**
  * What the decision maker (model or deterministic policy) is told about a failed acquisition. It has

@@ -8,7 +8,7 @@ import { quietBundlerLogger } from '../devkit/temporal';
 import { type LeaseKeyEvent, readEtcdLeaseHistory } from '../locks/etcdLeaseHistory';
 import { lockServiceUrlSchema } from '../locks/openLockService';
 import { withLockwardenWorkflows } from '../worker/lockwardenPlugin';
-import { FaultyLink } from './campaign/faultyLink';
+import { FaultyLink } from './faultyLink';
 import {
   assertCampaignPortsFree,
   type Backend,
@@ -17,20 +17,20 @@ import {
   CampaignTemporal,
   campaignDirs,
   startResourceServer,
-} from './campaign/campaignServers';
-import { EvidenceFile } from './evidenceFile';
-import { campaignWriter, checkCampaign, type SessionOutcome, VIOLATION_KINDS } from './campaign/checker';
-import { readJournals } from './campaign/journal';
-import { outcomesOfAll, runSession, runsPerSessionId } from './campaign/sessions';
-import { Nemesis, seededRandom } from './campaign/nemesis';
-import { openResources } from './campaign/resources';
-import { WorkerPool } from './campaign/workerPool';
-import { wholeNumber } from './cliArgs';
+} from './campaignServers';
+import { EvidenceFile } from '../bench/evidenceFile';
+import { campaignWriter, checkCampaign, type SessionOutcome, VIOLATION_KINDS } from './checker';
+import { readJournals } from './journal';
+import { outcomesOfAll, runSession, runsPerSessionId } from './sessions';
+import { Nemesis, seededRandom } from './nemesis';
+import { openResources } from './resources';
+import { WorkerPool } from './workerPool';
+import { wholeNumber } from '../bench/cliArgs';
 
 // A fault campaign: many sessions take a few keys' locks and write through fenced resources, while a
 // seeded nemesis pauses and kills workers and crashes the lock server and the Temporal dev server.
 // A checker then holds what was recorded to lockwarden's claims and counts every violation.
-//   npx tsx bench/faultCampaign.ts --backend <sqlite|redis|postgres|etcd> --writes N --seed S [--short]
+//   npx tsx campaign/faultCampaign.ts --backend <sqlite|redis|postgres|etcd> --writes N --seed S [--short]
 
 const BACKENDS = ['sqlite', 'redis', 'postgres', 'etcd'] as const;
 const positive = wholeNumber(1);

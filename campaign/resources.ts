@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
-import type { FencedWriteAttempt } from '../../locks/fencedResource';
-import { PostgresFencedResource } from '../../locks/postgresFencedResource';
-import { resilientPool } from '../../locks/postgresPool';
-import { SqliteFencedResource } from '../../locks/sqliteFencedResource';
+import type { FencedWriteAttempt } from '../locks/fencedResource';
+import { PostgresFencedResource } from '../locks/postgresFencedResource';
+import { resilientPool } from '../locks/postgresPool';
+import { SqliteFencedResource } from '../locks/sqliteFencedResource';
 
 /** Which fenced resource guards a key: the campaign spreads its keys over both kinds. */
 export type ResourceKind = 'sqlite' | 'postgres';

@@ -1,7 +1,7 @@
 import type { AcquireRequest } from './acquireRequest';
-import type { Denial } from './lockSchemas';
+import type { Denial } from '../lockContract/lockSchemas';
 import type { DecisionContext } from './retryDecision';
-import type { WaitForEdge } from './waitForGraph';
+import type { WaitForEdge } from '../lockContract/waitForGraph';
 
 /** A past decision of this session, as the next decision sees it. */
 export type PastDecision = DecisionContext['recentDecisions'][number];

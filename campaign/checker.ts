@@ -2,9 +2,9 @@
 // resources' write logs, the lock service's journaled grants, renewals and releases, the nemesis's
 // faults and the sessions' outcomes to what lockwarden claims, and counts each way they fall short.
 
-import type { LeaseKeyEvent } from '../../locks/etcdLeaseHistory';
-import type { FencedWriteAttempt } from '../../locks/fencedResource';
-import { LOCK_CALL_TIMEOUT_MS } from '../../policy/leaseKeeping';
+import type { LeaseKeyEvent } from '../locks/etcdLeaseHistory';
+import type { FencedWriteAttempt } from '../locks/fencedResource';
+import { LOCK_CALL_TIMEOUT_MS } from '../policy/decisions/leaseKeeping';
 import type { JournalEntry } from './journal';
 import type { CampaignRecord } from './resources';
 

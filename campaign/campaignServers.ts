@@ -9,7 +9,7 @@ import path from 'node:path';
 // use. The fenced PostgreSQL resource lives on the suites' server (scripts/lock-servers.sh), which
 // the campaign never restarts.
 
-const ROOT = path.join(__dirname, '..', '..');
+const ROOT = path.join(__dirname, '..');
 const SCRIPTS = path.join(ROOT, 'scripts');
 
 export const CAMPAIGN_PORTS = {

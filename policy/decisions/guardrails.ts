@@ -1,7 +1,7 @@
 import type { BudgetLimit, RetryBudget } from './acquireRequest';
 import type { RetryDecision } from './retryDecision';
 import { jitterModelDelay } from './backoff';
-import { LATENCY_FLOOR_MS } from './constants';
+import { LATENCY_FLOOR_MS } from '../constants';
 
 /** How far a session has got: tries made so far and time spent waiting, in workflow time. */
 export interface RetryProgress {

@@ -1,7 +1,7 @@
 // The campaign's workload, bundled with lockwarden's workflows by its plugin: each session takes the
 // key's lock through withLock, does some work, and writes one record through a fenced resource.
 import { proxyActivities } from '@temporalio/workflow';
-import { withLock } from '../../workflows/withLock';
+import { withLock } from '../workflows/withLock';
 
 /**
  * What the write activity reports: accepted; refused because a newer token has written; or stopped

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { describeIssues } from './errors';
-import { fencingTokenSchema } from './lockSchemas';
+import { describeIssues } from '../errors';
+import { fencingTokenSchema } from '../lockContract/lockSchemas';
 import { leaseVocabulary } from './leaseVocabulary';
 import { redact, redactionTotal } from './redaction';
 

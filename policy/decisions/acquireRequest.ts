@@ -1,8 +1,14 @@
 import { z } from 'zod';
-import { LATENCY_FLOOR_MS } from './constants';
+import { LATENCY_FLOOR_MS } from '../constants';
 import { readConstraints } from './constraints';
-import { RELEASE_KEY_DIGEST_PATTERN } from './releaseKey';
-import { fairnessSchema, requesterSchema, lockKeySchema, parseOrThrow, ttlMsSchema } from './lockSchemas';
+import { RELEASE_KEY_DIGEST_PATTERN } from '../lockContract/releaseKey';
+import {
+  fairnessSchema,
+  requesterSchema,
+  lockKeySchema,
+  parseOrThrow,
+  ttlMsSchema,
+} from '../lockContract/lockSchemas';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -31,7 +37,7 @@ export const acquireRequestSchema = z
     fairness: fairnessSchema.default('FIFO'),
     priority: z.number().int().min(0).max(1_000).default(0),
     /**
-     * Operator rules in the forms of policy/constraints.ts ("at most 3 retries", "escalate after
+     * Operator rules in the forms of policy/decisions/constraints.ts ("at most 3 retries", "escalate after
      * 30s", "preserve FIFO ordering", "do not escalate before 5s"): enforced by the guardrails as hard
      * limits, the tightest of budget and constraints winning, and shown to the model as data.
      */
@@ -49,7 +55,7 @@ export const acquireRequestSchema = z
     /** Set by withLock: tell the parent workflow when the lease is granted and when the session ends. */
     notifyParent: z.boolean().default(false),
     /**
-     * The SHA-256 (hex) of the release key the acquirer keeps (policy/releaseKey.ts): the session
+     * The SHA-256 (hex) of the release key the acquirer keeps (policy/lockContract/releaseKey.ts): the session
      * releases only for a caller who shows that key. The client and withLock set it; a session
      * started without one is released only by an operator's force-release.
      */

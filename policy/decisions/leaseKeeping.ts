@@ -1,4 +1,4 @@
-import { LATENCY_FLOOR_MS, MAX_QUEUE_SWEEP_MS } from './constants';
+import { LATENCY_FLOOR_MS, MAX_QUEUE_SWEEP_MS } from '../constants';
 
 // When a hold renews, who renews it when its keeper falls silent, and how soon a silent keeper is
 // replaced: reviewed rules, never taken from a decision.

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { LockService } from '../../locks/lockService';
+import type { LockService } from '../locks/lockService';
 
 /**
  * One lease event the lock service answered, as a campaign worker journals it (service clock), and

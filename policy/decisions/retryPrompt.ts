@@ -1,6 +1,6 @@
 import type { DecisionContext } from './retryDecision';
-import { redact, type RedactionCounts } from './redaction';
-import { untrustedText } from './untrustedText';
+import { redact, type RedactionCounts } from '../textSafety/redaction';
+import { untrustedText } from '../textSafety/untrustedText';
 
 /** The name of the tool the model must call with its decision. */
 export const DECISION_TOOL_NAME = 'submit_retry_decision';

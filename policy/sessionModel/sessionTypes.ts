@@ -1,15 +1,15 @@
-import type { AppliedAs } from './guardrails';
-import type { Denial, FencedActionResult, Lease } from './lockSchemas';
-import type { OperatorDecision } from './operatorAnswer';
-import { releaseKeyProblem } from './releaseKey';
+import type { AppliedAs } from '../decisions/guardrails';
+import type { Denial, FencedActionResult, Lease } from '../lockContract/lockSchemas';
+import type { OperatorDecision } from '../decisions/operatorAnswer';
+import { releaseKeyProblem } from '../lockContract/releaseKey';
 import type { SessionPhase } from './sessionPhases';
-import type { WaitForEdge } from './waitForGraph';
+import type { WaitForEdge } from '../lockContract/waitForGraph';
 
 // A session's phases, state and answers. Workflow code imports this module on every session's start,
 // so it holds no zod schema (the SDK evaluates a workflow's modules for each workflow it loads, and
 // zod's cost most: bench/workflowLoadCost.ts). The operator's answer is checked in operatorAnswer.ts.
 
-export type { OperatorDecision, OperatorDecisionInput } from './operatorAnswer';
+export type { OperatorDecision, OperatorDecisionInput } from '../decisions/operatorAnswer';
 
 export { SESSION_PHASES, type SessionPhase } from './sessionPhases';
 
@@ -120,7 +120,7 @@ export type ReleaseAnswer = FencedActionResult | { ok: false; reason: 'not-holdi
 
 /**
  * Who a caller acting on a session's lease says it is: the key and holder of the lease it means. The
- * release key (policy/releaseKey.ts) goes beside it as the message's second argument, which sessions
+ * release key (policy/lockContract/releaseKey.ts) goes beside it as the message's second argument, which sessions
  * of 0.1.0 (whose check of this object is strict) ignore: a name alone releases nothing since.
  */
 export interface LeaseOwner {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { describeIssues } from './errors';
-import type { SessionPhase } from './sessionPhases';
+import { describeIssues } from '../errors';
+import type { SessionPhase } from '../sessionModel/sessionPhases';
 
 // The operator's answer to an escalation, and its check. Workflow code loads this module only when an
 // answer arrives (see LockSession), so a session that never escalates never evaluates zod.

@@ -1,6 +1,6 @@
 import type { AcquireRequest } from './acquireRequest';
 import { constraintRules, tightenBudget } from './constraints';
-import type { TryAcquireRequest } from './lockSchemas';
+import type { TryAcquireRequest } from '../lockContract/lockSchemas';
 import { ticketSpanMs } from './waiting';
 
 // What a session's fast path asks the lock service, in one place: the session asks it from workflow

@@ -1,7 +1,7 @@
 import { decorrelatedJitter } from './backoff';
-import { LATENCY_FLOOR_MS } from './constants';
+import { LATENCY_FLOOR_MS } from '../constants';
 import type { DecisionContext, DecisionProvider, FallbackCause, RetryDecision } from './retryDecision';
-import { cycleThrough } from './waitForGraph';
+import { cycleThrough } from '../lockContract/waitForGraph';
 
 /** Reviewed knobs of the deterministic policy (from the session's budget, never from a model). */
 export interface PolicyTuning {

@@ -1,9 +1,9 @@
 import type { RetryBudget } from './acquireRequest';
-import { LATENCY_FLOOR_MS } from './constants';
+import { LATENCY_FLOOR_MS } from '../constants';
 import type { NextStep, RetryProgress } from './guardrails';
 import { boundRetryDelay } from './guardrails';
-import type { Denial } from './lockSchemas';
-import { MAX_QUEUE_TICKET_MS } from './lockTerms';
+import type { Denial } from '../lockContract/lockSchemas';
+import { MAX_QUEUE_TICKET_MS } from '../lockContract/lockTerms';
 
 /** What a waiter saw at a denial: what decides whether to ask for a new decision, and rule 4's count. */
 export interface WaitSituation {

@@ -7,7 +7,7 @@ import {
   WorkflowIdReusePolicy,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { FAILURE_TYPES } from '../../policy/errors';
+import { FAILURE_TYPES } from '../policy/errors';
 import type { CampaignWriteResult, campaignWrite } from './campaignWorkflows';
 import type { SessionOutcome } from './checker';
 

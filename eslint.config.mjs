@@ -6,7 +6,7 @@ const nodeBuiltins = builtinModules.flatMap((name) => [name, `node:${name}`]);
 
 export default tseslint.config(
   // test/package/ is a user's project, type-checked only against the installed package (test/package.test.ts).
-  { ignores: ['node_modules/', 'dist/', '.data/', 'coverage/', '*.config.js', 'test/package/'] },
+  { ignores: ['node_modules/', 'dist/', '.data/', 'coverage/', '*.config.js', 'test/package/', 'docs/api/'] },
   ...tseslint.configs.recommended,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },

@@ -1,11 +1,10 @@
+// What the decider and the drafter share of the Messages API: the client, one forced tool call per
+// request, how API errors become retryable failures or rejections, and the reading of the reply.
 import Anthropic from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/activity';
 import { z } from 'zod';
 import { redact } from '../policy/textSafety/redaction';
 import { untrustedText } from '../policy/textSafety/untrustedText';
-
-// What the decider and the drafter share of the Messages API: the client, one forced tool call per
-// request, how API errors become retryable failures or rejections, and the reading of the reply.
 
 /** Reviewed configuration of the model path. It holds no lock-service credentials. */
 export interface ModelConfig {
@@ -42,7 +41,7 @@ export function anthropicClient(config: ModelConfig): Anthropic {
 }
 
 /** One request that must answer with exactly one call of `tool`. */
-export interface ToolRequest {
+interface ToolRequest {
   model: string;
   maxTokens: number;
   system: string;
@@ -82,7 +81,7 @@ export async function callTool(
  * overload, server error, time-out or dropped connection calls for; returns the HTTP status of a
  * request the API rejected (the same request would fail the same way); undefined for anything else.
  */
-export function rejectedStatus(error: unknown): number | undefined {
+function rejectedStatus(error: unknown): number | undefined {
   if (error instanceof Anthropic.APIConnectionError) {
     const what = error instanceof Anthropic.APIConnectionTimeoutError ? 'timed out' : 'connection failed';
     throw ApplicationFailure.create({

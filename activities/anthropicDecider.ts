@@ -1,3 +1,5 @@
+// The model lane of retry decisions: one forced tool call to Anthropic's Messages API, its answer
+// checked strictly.
 import { spansSeveralKeys } from '../policy/lockContract/waitForGraph';
 import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';

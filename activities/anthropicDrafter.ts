@@ -1,3 +1,4 @@
+// The model lane of post-mortem drafting: one call to the larger model, from redacted facts only.
 import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
 import { describeIssues } from '../policy/errors';

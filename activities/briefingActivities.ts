@@ -1,3 +1,4 @@
+// The post-mortem briefing's activities: the drafting lane, and the facts it is drafted from.
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import { admitDraft } from '../policy/textSafety/denyGate';

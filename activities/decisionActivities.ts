@@ -1,3 +1,4 @@
+// The retry-decision activities: the model, when one is configured, else the deterministic policy.
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { parseOrThrow } from '../policy/lockContract/lockSchemas';
@@ -12,7 +13,7 @@ import type { Metrics } from './metrics';
 export type Decider = (ctx: DecisionContext) => Promise<ModelAnswer>;
 
 /** What the decision activity needs. */
-export interface DecisionActivityDeps {
+interface DecisionActivityDeps {
   decider: Decider | null;
   log: Logger;
   /** Counts decisions and times the model; absent, nothing is counted. */

@@ -1,3 +1,4 @@
+// Where escalations are kept on the worker: a JSON-lines file of notices and resolutions.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { WaitForEdge } from '../policy/lockContract/waitForGraph';

@@ -1,3 +1,4 @@
+// All of lockwarden's activities, built from one set of dependencies: what a worker registers.
 import pino from 'pino';
 import { createBriefingActivities, type Drafter } from './briefingActivities';
 import { createDecisionActivities, type Decider } from './decisionActivities';

@@ -1,3 +1,4 @@
+// The lease actions lock activities share: the deny gate, the fenced renewal, one log line each.
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import type { LockService } from '../locks/lockService';
@@ -6,8 +7,6 @@ import { FAILURE_TYPES } from '../policy/errors';
 import type { Lease } from '../policy/lockContract/lockSchemas';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import type { Metrics } from './metrics';
-
-// The lease actions lock activities share: the deny gate, the fenced renewal, one log line each.
 
 /** The renewal check's answer: renewed until a new deadline, or why the lease is lost. */
 export type RenewalResult = { ok: true; leaseUntil: number } | { ok: false; reason: string };

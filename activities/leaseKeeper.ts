@@ -1,3 +1,4 @@
+// The lease keeper: the one activity that renews a held lease, fenced, for the whole hold.
 import { setTimeout as delay } from 'node:timers/promises';
 import { CancelledFailure, Context } from '@temporalio/activity';
 import { firstRenewalInMs, LOCK_CALL_TIMEOUT_MS } from '../policy/decisions/leaseKeeping';
@@ -57,7 +58,7 @@ const leaseId = ({ key, holder, token }: Pick<Lease, 'key' | 'holder' | 'token'>
   JSON.stringify([key, holder, token]);
 
 /** What the keeper needs: the fenced renewal's dependencies and this process's keeper list. */
-export interface LeaseKeeperDeps extends RenewalDeps {
+interface LeaseKeeperDeps extends RenewalDeps {
   keepers: LeaseKeepers;
 }
 

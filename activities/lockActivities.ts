@@ -1,3 +1,5 @@
+// The lock service's activities: the fast path, the fenced release, leaving the queue, reading
+// holdings and waits.
 import type { Logger } from 'pino';
 import type { LockService } from '../locks/lockService';
 import { Context } from '@temporalio/activity';
@@ -76,7 +78,7 @@ export function createLockActivities({
     tryAcquireLock: (request: TryAcquireRequest, seen?: SeenHolder) => tryAcquireLock(request, seen),
 
     /**
-     * Keeps a held lease renewed until it is lost or released (see {@link keepLease}). A lease lost
+     * Keeps a held lease renewed until it is lost or released (see activities/leaseKeeper.ts). A lease lost
      * with the key left free wakes the head of its queue: nobody else would tell it.
      */
     async keepLease(lease: Lease, plan: KeepPlan): Promise<KeeperEnd> {
@@ -152,7 +154,7 @@ export function createLockActivities({
      * Owner-only, fenced release of a lease the service issued. A release that went through wakes
      * the head of the key's queue from here, so the hand-off costs one signal.
      */
-    async releaseLock(
+    async releaseFencedLease(
       lease: Pick<Lease, 'key' | 'holder' | 'token'>,
       by: ReleasedBy = 'operator',
       reason?: string,
@@ -227,6 +229,3 @@ export function createLockActivities({
     return wakeFirstLiving({ locks, waker, log }, key, waiters, notice);
   }
 }
-
-/** The lock activities' type, for `proxyActivities` in workflows. */
-export type LockActivities = ReturnType<typeof createLockActivities>;

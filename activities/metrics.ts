@@ -1,3 +1,4 @@
+// The worker's Prometheus metrics (prom-client): what sessions, activities and the sweep count.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** How the worker's metrics are labelled. */
@@ -119,7 +120,7 @@ export type Metrics = ReturnType<typeof createMetrics>;
  * The sessions parked right now, by run id, each with the latest time its park can last. A park that
  * ends while its run is on another worker (this one lost it) is forgotten when that time passes.
  */
-class ParkedSessions {
+export class ParkedSessions {
   private readonly until = new Map<string, number>();
   private static readonly SLACK_MS = 5_000;
 

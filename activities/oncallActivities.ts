@@ -1,3 +1,4 @@
+// Paging on-call: the escalation webhook and its record in the escalation store.
 import type { Logger } from 'pino';
 import { resolveEscalation, resolveEscalationSignal } from '../temporal/messages';
 import type { EscalationNotice, EscalationResolution, EscalationStore } from './escalationStore';
@@ -14,7 +15,7 @@ export interface OnCallConfig {
 }
 
 /** What the on-call activity needs. */
-export interface OnCallDeps {
+interface OnCallDeps {
   oncall: OnCallConfig;
   escalations: EscalationStore;
   metrics: Metrics;
@@ -31,11 +32,11 @@ export const DEFAULT_ONCALL: OnCallConfig = {
 };
 
 /**
- * The webhook's JSON body (documented in the README). `resolve` says how an operator answers: the
+ * The webhook's JSON body (documented in docs/sessions.md, Escalation). `resolve` says how an operator answers: the
  * `resolveEscalation` update to `workflowId` (`lockctl resolve`, which is told when an answer is refused),
  * or the signal of the same name from the Temporal UI's Send Signal.
  */
-export interface EscalationWebhookPayload extends EscalationNotice {
+interface EscalationWebhookPayload extends EscalationNotice {
   type: 'lockwarden.escalation';
   at: string;
   flaggedForReview: boolean;
@@ -43,7 +44,7 @@ export interface EscalationWebhookPayload extends EscalationNotice {
 }
 
 /** The webhook's JSON body when an escalation resolved itself: nothing is left for on-call to do. */
-export interface ResolutionWebhookPayload extends EscalationResolution {
+interface ResolutionWebhookPayload extends EscalationResolution {
   type: 'lockwarden.escalation-resolved';
   at: string;
 }

@@ -1,3 +1,5 @@
+// The check of a session's request, made at the edge, with the first fast-path attempt riding
+// along.
 import { type AcquireRequest, parseAcquireRequest } from '../policy/decisions/acquireRequest';
 import { firstFastPathRequest } from '../policy/decisions/firstAttempt';
 import type { TryAcquireRequest } from '../policy/lockContract/lockSchemas';

@@ -1,3 +1,5 @@
+// Reaching sessions from the worker: waking a waiter, telling of a deadlock or an overtaking,
+// asking who holds.
 import { type Client, QueryNotRegisteredError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { LockService } from '../locks/lockService';

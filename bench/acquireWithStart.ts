@@ -1,12 +1,11 @@
-import { acquire, awaitLeaseOf, release, startAcquisition } from '../client/lockwardenClient';
-import { onProjectServer, silentLog, withWorker } from '../devkit/temporal';
-import { unique } from '../devkit/tempFiles';
-import { percentile, timeOnce } from './stats';
-
 // What update-with-start saves on an uncontended acquire: acquire() (the session and its wait in one
 // call) against a start followed by a separate awaitLease update (acquire() before it), interleaved
 // in one run on the project's dev server, each followed by its release.
 //   npx tsx bench/acquireWithStart.ts [samples]
+import { acquire, awaitLeaseOf, release, startAcquisition } from '../client/lockwardenClient';
+import { onProjectServer, silentLog, withWorker } from '../devkit/temporal';
+import { unique } from '../devkit/tempFiles';
+import { percentile, timeOnce } from './stats';
 
 const SAMPLES = Number(process.argv[2] ?? 60);
 

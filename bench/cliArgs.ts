@@ -1,3 +1,4 @@
+// Command-line argument parsers the benchmarks share.
 import { InvalidArgumentError } from 'commander';
 
 /** A commander parser for a whole number ≥ `min`; the error names the value it refused. */

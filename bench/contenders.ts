@@ -1,3 +1,5 @@
+// The contenders the contention bench measures lockwarden against: the plain retry loops, a fixed
+// poller.
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { acquire, release } from '../client/lockwardenClient';

@@ -1,3 +1,14 @@
+// What users feel under contention, in one run, on one dev server and one lock service:
+//   P1 one uncontended acquire + release through the client, against a workflow of two no-op
+//      activities and a floor workflow of the session's shape;
+//   P2 N requesters on one key (holds of 20 ms, 200 ms and 2 s), against a plain full-jitter loop
+//      and fixed 200 ms polling;
+//   P3 the hand-off as the callers see it (release() called to the next acquire answered) and on the
+//      service clock, against a bare signal round trip;
+//   P4 independent keys: acquisitions a second against workflows of two no-op activities a second;
+//   P5 decisions and history events per acquisition in P2;
+//   a chart of utilization against N, and (--all-backends) the P2 row on Redis, PostgreSQL and etcd.
+//     npx tsx bench/contention.ts [--backend sqlite|redis|postgres|etcd] [--all-backends] [--quick]
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -30,18 +41,6 @@ import { sessionLogSinks } from '../worker/sessionLogSinks';
 import { sessionMetricsSinks } from '../worker/sessionMetricsSinks';
 import { EvidenceFile } from './evidenceFile';
 import { lineChart } from './svgChart';
-
-// What users feel under contention, in one run, on one dev server and one lock service:
-//   P1 one uncontended acquire + release through the client, against a workflow of two no-op
-//      activities and a floor workflow of the session's shape;
-//   P2 N requesters on one key (holds of 20 ms, 200 ms and 2 s), against a plain full-jitter loop
-//      and fixed 200 ms polling;
-//   P3 the hand-off as the callers see it (release() called to the next acquire answered) and on the
-//      service clock, against a bare signal round trip;
-//   P4 independent keys: acquisitions a second against workflows of two no-op activities a second;
-//   P5 decisions and history events per acquisition in P2;
-//   a chart of utilization against N, and (--all-backends) the P2 row on Redis, PostgreSQL and etcd.
-//     npx tsx bench/contention.ts [--backend sqlite|redis|postgres|etcd] [--all-backends] [--quick]
 
 const BACKENDS = ['sqlite', 'redis', 'postgres', 'etcd'] as const;
 type Backend = (typeof BACKENDS)[number];

@@ -1,12 +1,11 @@
-import fs from 'node:fs';
-import { Command } from 'commander';
-import { wholeNumber } from './cliArgs';
-
 // Summarizes a V8 CPU profile (`node --cpu-prof`): self time by function, and where one function is
 // called from. Record the scale bench's worker with
 //   SCALE_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" npx tsx bench/scale.ts --rows 1000:1000
 // (one file per thread: the worker's main thread and its workflow thread), then
 //   npx tsx bench/cpuProfileSummary.ts /tmp/prof/CPU.*.cpuprofile [--callers runInContext]
+import fs from 'node:fs';
+import { Command } from 'commander';
+import { wholeNumber } from './cliArgs';
 
 interface ProfileNode {
   id: number;

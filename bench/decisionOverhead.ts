@@ -1,15 +1,14 @@
+// What a model-backed retry decision costs on the harness side: the decision activity (prompt,
+// real SDK call, strict parse, guardrails, log line) against the loopback fake of the Messages API,
+// compared in the same run with a bare HTTP POST to the same fake (the floor any client pays) and
+// with the deterministic policy alone. Median of N calls each.
+//   npx tsx bench/decisionOverhead.ts [calls]
 import pino from 'pino';
 import { createAnthropicDecider } from '../activities/anthropicDecider';
 import { createDecisionActivities } from '../activities/decisionActivities';
 import { baseInput, VALID_DECISION as DECISION } from '../devkit/decisionInputs';
 import { median, timeEach } from './stats';
 import { FakeMessagesApi } from '../devkit/fakeMessagesApi';
-
-// What a model-backed retry decision costs on the harness side: the decision activity (prompt,
-// real SDK call, strict parse, guardrails, log line) against the loopback fake of the Messages API,
-// compared in the same run with a bare HTTP POST to the same fake (the floor any client pays) and
-// with the deterministic policy alone. Median of N calls each.
-//   npx tsx bench/decisionOverhead.ts [calls]
 
 const CALLS = Number(process.argv[2] ?? 200);
 

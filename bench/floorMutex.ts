@@ -1,3 +1,4 @@
+// Temporal's floor for the contention bench: an in-memory FIFO mutex, as local activities.
 import type { Client } from '@temporalio/client';
 import { floorGo } from './floorWorkflows';
 

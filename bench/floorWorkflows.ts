@@ -1,3 +1,5 @@
+// Temporal's own floor for the contention benchmark: workflows of a session's shape that do no lock
+// work. Bundled with lockwarden's workflows by bench/benchWorkflows.ts, never by the worker.
 import {
   allHandlersFinished,
   condition,
@@ -8,9 +10,6 @@ import {
   setHandler,
 } from '@temporalio/workflow';
 import type { FloorMutex } from './floorMutex';
-
-// Temporal's own floor for the contention benchmark: workflows of a session's shape that do no lock
-// work. Bundled with lockwarden's workflows by bench/benchWorkflows.ts, never by the worker.
 
 const { noop } = proxyActivities<{ noop(): Promise<void> }>({ startToCloseTimeout: '10 seconds' });
 

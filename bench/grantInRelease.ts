@@ -1,3 +1,9 @@
+// Would a grant made inside the release pay? It would take one step off the hand-off's critical
+// path: the woken head's own tryAcquire (the call that grants it the lease). Everything else stays:
+// the release, the wake-up, the head's workflow task, the answer to its caller. This bench times,
+// in one run per backend, the client-observed hand-off (release() called → the next acquire()
+// answered) and the head's granting call inside it, and prints the share that call is of the whole.
+//   npx tsx bench/grantInRelease.ts [hand-offs per backend]
 import { setTimeout as delay } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { acquire, awaitLeaseOf, release, startAcquisition, stateOf } from '../client/lockwardenClient';
@@ -8,13 +14,6 @@ import { SERVER_URLS } from '../devkit/servers';
 import { freshSqlitePath, unique } from '../devkit/tempFiles';
 import { onProjectServer, silentLog, withWorker } from '../devkit/temporal';
 import { percentile } from './stats';
-
-// Would a grant made inside the release pay? It would take one step off the hand-off's critical
-// path: the woken head's own tryAcquire (the call that grants it the lease). Everything else stays:
-// the release, the wake-up, the head's workflow task, the answer to its caller. This bench times,
-// in one run per backend, the client-observed hand-off (release() called → the next acquire()
-// answered) and the head's granting call inside it, and prints the share that call is of the whole.
-//   npx tsx bench/grantInRelease.ts [hand-offs per backend]
 
 const HANDOFFS = Number(process.argv[2] ?? 100);
 const BACKENDS = ['sqlite', 'redis', 'postgres', 'etcd'] as const;

@@ -1,15 +1,14 @@
+// Handoff latency: from the holder's release to the next waiter holding the lease, both read on the
+// lock service's clock (the release's service time and the next lease's grant time), with
+// wake-on-release and without it (the waiter then finds the lock free at its next back-off timer).
+// Same worker, same back-off budget, same run.
+//   npx tsx bench/handoffLatency.ts [handoffs per mode]
 import { setTimeout as delay } from 'node:timers/promises';
 import { acquire, awaitLeaseOf, release, startAcquisition, stateOf } from '../client/lockwardenClient';
 import type { Lease } from '../policy/lockContract/lockSchemas';
 import { unique } from '../devkit/tempFiles';
 import { onProjectServer, silentLog, withWorker } from '../devkit/temporal';
 import { percentile } from './stats';
-
-// Handoff latency: from the holder's release to the next waiter holding the lease, both read on the
-// lock service's clock (the release's service time and the next lease's grant time), with
-// wake-on-release and without it (the waiter then finds the lock free at its next back-off timer).
-// Same worker, same back-off budget, same run.
-//   npx tsx bench/handoffLatency.ts [handoffs per mode]
 
 const HANDOFFS = Number(process.argv[2] ?? 200);
 // One chain at a time: parallel chains (and polling their state) load the two cores and blur the figure.

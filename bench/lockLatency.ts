@@ -1,3 +1,7 @@
+// Median latency of one uncontended tryAcquire + release per backend, against each server's own
+// trivial round trip measured in the same run (SQLite SELECT 1, Redis PING, PostgreSQL SELECT 1,
+// etcd GET of a missing key). The ratio says what the lock protocol costs over reaching the server.
+//   npx tsx bench/lockLatency.ts [iterations]
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -9,11 +13,6 @@ import { openLockService } from '../locks/openLockService';
 import { SERVER_URLS } from '../devkit/servers';
 import { median, timeEach } from './stats';
 import { freshSqlitePath, unique } from '../devkit/tempFiles';
-
-// Median latency of one uncontended tryAcquire + release per backend, against each server's own
-// trivial round trip measured in the same run (SQLite SELECT 1, Redis PING, PostgreSQL SELECT 1,
-// etcd GET of a missing key). The ratio says what the lock protocol costs over reaching the server.
-//   npx tsx bench/lockLatency.ts [iterations]
 
 const ITERATIONS = Number(process.argv[2] ?? 1_000);
 

@@ -1,3 +1,14 @@
+// What one lock-service call costs when queues are long, per backend: the calls a session makes on a
+// key whose queue holds many tickets, against the same calls on a key with an empty queue, in the
+// same run and on the same connection.
+//   npx tsx bench/queueCost.ts [--samples 200]
+// Layouts: one key with 1,000 waiters; 1,000 keys with 10 waiters each (10,000 tickets in all).
+// Calls timed on a key of the layout: a tail waiter's ticket refresh (a denied tryAcquire), the
+// holder's renewal, a position read, and a hand-off (release, then the head's granted tryAcquire,
+// then the new holder's release and the old head's return to the tail, so the queue keeps its size).
+// The wait-for reads (holdings and waits) read every key: they run when a waiter's situation
+// changes, not on every wake, and are timed too; so are the sweep's stalledQueues() and
+// leasesRunningLow(), which each worker makes every few seconds.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,18 +23,6 @@ import type { Lease } from '../policy/lockContract/lockSchemas';
 import { SESSION_QUEUE_TICKET_MS } from '../policy/lockContract/lockSchemas';
 import { wholeNumber } from './cliArgs';
 import { median, percentile } from './stats';
-
-// What one lock-service call costs when queues are long, per backend: the calls a session makes on a
-// key whose queue holds many tickets, against the same calls on a key with an empty queue, in the
-// same run and on the same connection.
-//   npx tsx bench/queueCost.ts [--samples 200]
-// Layouts: one key with 1,000 waiters; 1,000 keys with 10 waiters each (10,000 tickets in all).
-// Calls timed on a key of the layout: a tail waiter's ticket refresh (a denied tryAcquire), the
-// holder's renewal, a position read, and a hand-off (release, then the head's granted tryAcquire,
-// then the new holder's release and the old head's return to the tail, so the queue keeps its size).
-// The wait-for reads (holdings and waits) read every key: they run when a waiter's situation
-// changes, not on every wake, and are timed too; so are the sweep's stalledQueues() and
-// leasesRunningLow(), which each worker makes every few seconds.
 
 const options = new Command('queue-cost')
   .option('--samples <n>', 'timed calls of each kind per layout', wholeNumber(1), 200)

@@ -1,12 +1,11 @@
-import { acquire, release } from '../client/lockwardenClient';
-import type { SessionOutcome } from '../policy/sessionModel/sessionTypes';
-import { onProjectServer, silentLog, withWorker } from '../devkit/temporal';
-import { unique } from '../devkit/tempFiles';
-
 // Requester names reused on every key, as a user who names requesters by replica would: K keys, N
 // waiters each named w0..w(N-1), all started at once; each holds for HOLD ms when its turn comes and
 // releases. No session holds while it waits, so none may halt for a deadlock. Prints the outcomes.
 //   npx tsx bench/reusedNames.ts [keys=100] [waiters=10] [holdMs=20]
+import { acquire, release } from '../client/lockwardenClient';
+import type { SessionOutcome } from '../policy/sessionModel/sessionTypes';
+import { onProjectServer, silentLog, withWorker } from '../devkit/temporal';
+import { unique } from '../devkit/tempFiles';
 
 const numberArg = (index: number, fallback: number) => Number(process.argv[2 + index] ?? fallback);
 const [KEYS, WAITERS, HOLD_MS] = [numberArg(0, 100), numberArg(1, 10), numberArg(2, 20)];

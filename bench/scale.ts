@@ -1,3 +1,17 @@
+// What parked waiters cost while nothing happens, and how fast they drain once the holders let go.
+// One worker process, compiled JavaScript as users run it (its CPU, memory and lock-service calls
+// read apart), the project's dev server, holders renewing at the default TTL, waiters parked behind
+// them (FIFO, wake-on-release, a one-hour budget, every requester name distinct):
+//   npx tsx bench/scale.ts [--waiters 0,100,1000] [--keys 100] [--idle-s 60] [--backend sqlite]
+//                          [--rows 100:0,100:1000,1000:10000 (keys:waiters; instead of the lists)]
+//                          [--max-cached N (the worker's default unless given)] [--out scale-sqlite]
+//                          [--project-server (the project's dev server, not a fresh one of its own)]
+// Per row: worker and server CPU over the idle window, lock-service calls a second (and how many of
+// them the holders' renewals are), history events per waiter a minute, the worker's RSS; then the
+// drain (every holder releases, every waiter in turn takes and releases its lease, FIFO checked per
+// key) against independent-key acquisitions a second on the same worker in the same run. A row of 0
+// waiters measures the holders alone: the worker CPU one renewal costs. Charts of worker CPU, server
+// CPU and RSS against the number of waiters go beside the table in bench/results/.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -18,21 +32,6 @@ import type { CallCounts } from './scale/countingLocks';
 import { wholeNumber, wholeNumbers } from './cliArgs';
 import { EvidenceFile } from './evidenceFile';
 import { lineChart } from './svgChart';
-
-// What parked waiters cost while nothing happens, and how fast they drain once the holders let go.
-// One worker process, compiled JavaScript as users run it (its CPU, memory and lock-service calls
-// read apart), the project's dev server, holders renewing at the default TTL, waiters parked behind
-// them (FIFO, wake-on-release, a one-hour budget, every requester name distinct):
-//   npx tsx bench/scale.ts [--waiters 0,100,1000] [--keys 100] [--idle-s 60] [--backend sqlite]
-//                          [--rows 100:0,100:1000,1000:10000 (keys:waiters; instead of the lists)]
-//                          [--max-cached N (the worker's default unless given)] [--out scale-sqlite]
-//                          [--project-server (the project's dev server, not a fresh one of its own)]
-// Per row: worker and server CPU over the idle window, lock-service calls a second (and how many of
-// them the holders' renewals are), history events per waiter a minute, the worker's RSS; then the
-// drain (every holder releases, every waiter in turn takes and releases its lease, FIFO checked per
-// key) against independent-key acquisitions a second on the same worker in the same run. A row of 0
-// waiters measures the holders alone: the worker CPU one renewal costs. Charts of worker CPU, server
-// CPU and RSS against the number of waiters go beside the table in bench/results/.
 
 const BACKENDS = ['sqlite', 'redis', 'postgres', 'etcd'] as const;
 type Backend = (typeof BACKENDS)[number];

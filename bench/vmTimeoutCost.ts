@@ -1,9 +1,8 @@
-import vm from 'node:vm';
-
 // What one call into a vm context costs with and without an execution timeout. The Temporal SDK
 // enters a workflow's context several times an activation, always with its isolate execution
 // timeout, and Node starts a watchdog thread for every call that has one (nodejs/node#47739).
 //   npx tsx bench/vmTimeoutCost.ts
+import vm from 'node:vm';
 
 const CALLS = 20_000;
 const context = vm.createContext({ counter: 0 });

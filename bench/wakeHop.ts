@@ -1,3 +1,8 @@
+// The wake-up's message, measured: a parked waiter (bench/floorWorkflows.ts floorParked, its caller's
+// wait pending) woken by a signal or by an update, from the message sent to the caller's wait answered,
+// and how long the sender waits for its own call to return (a release activity that sends it waits
+// that long before the holder's release is answered). Interleaved, one run, the project's dev server.
+//   npx tsx bench/wakeHop.ts [samples]
 import { setTimeout as delay } from 'node:timers/promises';
 import { WorkflowUpdateStage } from '@temporalio/client';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
@@ -5,12 +10,6 @@ import { connectTestEnv, installQuietRuntime, quietBundlerLogger } from '../devk
 import { unique } from '../devkit/tempFiles';
 import { floorGo, floorReady, floorWake } from './floorWorkflows';
 import { percentile } from './stats';
-
-// The wake-up's message, measured: a parked waiter (bench/floorWorkflows.ts floorParked, its caller's
-// wait pending) woken by a signal or by an update, from the message sent to the caller's wait answered,
-// and how long the sender waits for its own call to return (a release activity that sends it waits
-// that long before the holder's release is answered). Interleaved, one run, the project's dev server.
-//   npx tsx bench/wakeHop.ts [samples]
 
 const SAMPLES = Number(process.argv[2] ?? 40);
 

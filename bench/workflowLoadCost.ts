@@ -1,3 +1,9 @@
+// What one session costs the worker to load: the SDK evaluates the workflow bundle's modules for
+// every workflow it starts or replays after an eviction, so this is paid by every waiter that starts,
+// and by every parked waiter woken after it left the workflow cache. Against, in the same run, a
+// module with nothing in it (the floor) and one that builds the request's zod schemas (what every
+// session loaded while the workflow checked its own request).
+//   node --expose-gc -r tsx/cjs bench/workflowLoadCost.ts [--count 300]
 import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
@@ -6,13 +12,6 @@ import { quietBundlerLogger } from '../devkit/temporal';
 import { measureWorkflowLoading } from '../devkit/workflowLoading';
 import { WORKFLOWS_PATH } from '../worker/createWorker';
 import { wholeNumber } from './cliArgs';
-
-// What one session costs the worker to load: the SDK evaluates the workflow bundle's modules for
-// every workflow it starts or replays after an eviction, so this is paid by every waiter that starts,
-// and by every parked waiter woken after it left the workflow cache. Against, in the same run, a
-// module with nothing in it (the floor) and one that builds the request's zod schemas (what every
-// session loaded while the workflow checked its own request).
-//   node --expose-gc -r tsx/cjs bench/workflowLoadCost.ts [--count 300]
 
 const { count } = new Command('workflowLoadCost')
   .option('--count <n>', 'workflows loaded per bundle', wholeNumber(10), 300)

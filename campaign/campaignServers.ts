@@ -1,13 +1,12 @@
+// The servers a campaign runs on: its own Temporal dev server and its own lock server, on ports and
+// data directories of their own, so a campaign's restarts never touch the servers the test suites
+// use. The fenced PostgreSQL resource lives on the suites' server (scripts/lock-servers.sh), which
+// the campaign never restarts.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-
-// The servers a campaign runs on: its own Temporal dev server and its own lock server, on ports and
-// data directories of their own, so a campaign's restarts never touch the servers the test suites
-// use. The fenced PostgreSQL resource lives on the suites' server (scripts/lock-servers.sh), which
-// the campaign never restarts.
 
 const ROOT = path.join(__dirname, '..');
 const SCRIPTS = path.join(ROOT, 'scripts');

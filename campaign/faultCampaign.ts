@@ -1,3 +1,7 @@
+// A fault campaign: many sessions take a few keys' locks and write through fenced resources, while a
+// seeded nemesis pauses and kills workers and crashes the lock server and the Temporal dev server.
+// A checker then holds what was recorded to lockwarden's claims and counts every violation.
+//   npx tsx campaign/faultCampaign.ts --backend <sqlite|redis|postgres|etcd> --writes N --seed S [--short]
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -26,11 +30,6 @@ import { Nemesis, seededRandom } from './nemesis';
 import { openResources } from './resources';
 import { WorkerPool } from './workerPool';
 import { wholeNumber } from '../bench/cliArgs';
-
-// A fault campaign: many sessions take a few keys' locks and write through fenced resources, while a
-// seeded nemesis pauses and kills workers and crashes the lock server and the Temporal dev server.
-// A checker then holds what was recorded to lockwarden's claims and counts every violation.
-//   npx tsx campaign/faultCampaign.ts --backend <sqlite|redis|postgres|etcd> --writes N --seed S [--short]
 
 const BACKENDS = ['sqlite', 'redis', 'postgres', 'etcd'] as const;
 const positive = wholeNumber(1);
@@ -216,7 +215,7 @@ async function main(): Promise<number> {
       faults: nemesis.faults,
       sessions: outcomesOfAll(launched, outcomes),
       runsPerSessionId: await runsPerSessionId(client),
-      // etcd's lease times are the worker's estimates (README, Lock services): judge its leases by
+      // etcd's lease times are the worker's estimates (docs/lock-services.md): judge its leases by
       // its own order of revisions instead.
       serviceOrder: await serviceOrderOf(lockServer.url),
       workerCrashes: pool.crashes,

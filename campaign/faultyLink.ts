@@ -1,3 +1,4 @@
+// A TCP proxy the campaign owns between its workers and a server, which it can slow, cut or hang.
 import net from 'node:net';
 
 /**

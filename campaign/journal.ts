@@ -1,3 +1,4 @@
+// The campaign workers' journal of lease events, and its reading back.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { LockService } from '../locks/lockService';

@@ -1,3 +1,4 @@
+// The campaign's nemesis: a seeded schedule of pauses, kills, restarts, partitions and latency.
 import type { Fault, FaultKind } from './checker';
 import type { FaultyLink } from './faultyLink';
 

@@ -1,3 +1,4 @@
+// The fenced resources the campaign writes through: SQLite and PostgreSQL, and what they recorded.
 import Database from 'better-sqlite3';
 import type { FencedWriteAttempt } from '../locks/fencedResource';
 import { PostgresFencedResource } from '../locks/postgresFencedResource';

@@ -1,3 +1,4 @@
+// Runs one campaign session to a definite outcome, riding out Temporal's own faults.
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   type Client,

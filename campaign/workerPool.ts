@@ -1,3 +1,4 @@
+// The campaign's worker processes: started, killed, paused and restarted by the nemesis.
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 

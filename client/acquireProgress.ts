@@ -1,3 +1,5 @@
+// What `lockctl acquire` shows while it waits: one line of progress, from the session's state
+// query.
 import type { Client } from '@temporalio/client';
 import type { SessionNews } from '../policy/sessionModel/sessionTypes';
 import { awaitLeaseOf, stateOf } from './lockwardenClient';
@@ -7,7 +9,7 @@ import { progressLine } from './present';
 const NO_WORKER_NOTICE_MS = 5_000;
 
 /** Where progress goes: a terminal gets one line rewritten in place, anything else a line per change. */
-export interface ProgressOutput {
+interface ProgressOutput {
   write(text: string): unknown;
   isTTY?: boolean;
 }

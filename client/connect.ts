@@ -1,3 +1,4 @@
+// Connecting a client to Temporal, from options or the environment.
 import { Client, Connection } from '@temporalio/client';
 import { DEFAULT_NAMESPACE, DEFAULT_TEMPORAL_ADDRESS } from '../policy/constants';
 

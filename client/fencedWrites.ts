@@ -1,3 +1,4 @@
+// Reading a fenced resource's write attempts for a post-mortem.
 import Database from 'better-sqlite3';
 import type { FencedWriteAttempt } from '../locks/fencedResource';
 import { PostgresFencedResource } from '../locks/postgresFencedResource';

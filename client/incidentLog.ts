@@ -1,3 +1,4 @@
+// A key's incident log for a post-mortem: its sessions' histories read back as events.
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import type { EscalationNotice, EscalationStore } from '../activities/escalationStore';
@@ -12,7 +13,7 @@ type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
 
 /** Where a key's incident log is read from, and the window. */
-export interface IncidentLogSource {
+interface IncidentLogSource {
   client: Client;
   key: string;
   since?: Date;
@@ -66,7 +67,7 @@ export async function readIncidentLog(source: IncidentLogSource): Promise<Incide
 }
 
 /** The typed events of one session run's history. Exported for tests of the mapping. */
-export function sessionEvents(history: HistoryEvent[]): IncidentEvent[] {
+function sessionEvents(history: HistoryEvent[]): IncidentEvent[] {
   const events: IncidentEvent[] = [];
   const started = history[0]?.workflowExecutionStartedEventAttributes;
   const request = first(started?.input) as
@@ -182,7 +183,8 @@ export function sessionEvents(history: HistoryEvent[]): IncidentEvent[] {
         add({ ...base, kind: 'keep-alive-refused', token: kept, reason: String(r.reason) });
         return;
       }
-      case 'releaseLock': {
+      case 'releaseLock': // the activity's name in 0.1.0's histories
+      case 'releaseFencedLease': {
         const at = typeof r.serviceTime === 'number' ? r.serviceTime : base.at;
         const clock = typeof r.serviceTime === 'number' ? ('service' as const) : base.clock;
         const pair = clock === 'service' ? { temporalAt: base.at } : {};

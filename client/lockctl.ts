@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// `lockctl`: start acquisition sessions, release leases, answer escalations, list sessions and
+// show a key's queue, from a shell.
 import { Command, InvalidArgumentError } from 'commander';
 import { ZodError } from 'zod';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
@@ -33,9 +35,6 @@ import {
 } from './lockwardenClient';
 import { duration, printable, table } from './present';
 import { listSessions } from './sessionList';
-
-// `lockctl`: start acquisition sessions, release leases, answer escalations, list sessions and
-// show a key's queue, from a shell.
 
 /** lockctl's exit codes: scripts tell how an acquisition ended without parsing its output. */
 const EXIT = {

@@ -1,3 +1,4 @@
+// The programmatic client: acquire, release, withLease, state, status, force-release, resolve.
 import { randomBytes, randomUUID } from 'node:crypto';
 import {
   type Client,
@@ -65,7 +66,7 @@ export interface SessionPlacement {
   uiBaseUrl?: string;
   /**
    * Pin the session to this Worker Deployment Version, whatever version is current: how new sessions
-   * reach a versioned release while unversioned workers finish their own (README, Versioning).
+   * reach a versioned release while unversioned workers finish their own (docs/versioning.md).
    */
   pinTo?: WorkerDeploymentVersion;
 }

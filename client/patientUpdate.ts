@@ -1,3 +1,4 @@
+// An update sent again under the same id while the server cannot take it yet.
 import { randomUUID } from 'node:crypto';
 import {
   isGrpcServiceError,
@@ -11,7 +12,7 @@ import {
  * or a pause (below) when the frontend had too many waiting callers; the session itself ends its
  * wait in any case (its budget, its escalation).
  */
-export const UPDATE_RPC_TIMEOUTS_TOLERATED = 30;
+const UPDATE_RPC_TIMEOUTS_TOLERATED = 30;
 
 /** gRPC's status code for a server that refuses work it has no room for. */
 const RESOURCE_EXHAUSTED = 8;

@@ -1,3 +1,4 @@
+// `lockctl postmortem`: its options checked, the incident read, the briefing drafted and written.
 import { execFile as execFileCallback } from 'node:child_process';
 import fs from 'node:fs/promises';
 import { promisify } from 'node:util';
@@ -31,7 +32,7 @@ const required = (what: string) =>
     .min(1, `is required (${what})`);
 
 /** `lockctl postmortem`'s options, as given on the command line. */
-export const postmortemOptionsSchema = z.strictObject({
+const postmortemOptionsSchema = z.strictObject({
   since: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 time' }).optional(),
   until: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 time' }).optional(),
   firm: required('the advisory firm signing the briefing'),
@@ -48,7 +49,7 @@ export const postmortemOptionsSchema = z.strictObject({
 export type PostmortemOptions = z.input<typeof postmortemOptionsSchema>;
 
 /** What `writePostmortem` produced: the rendered output, the briefing and the timeline behind it. */
-export interface Postmortem {
+interface Postmortem {
   output: string;
   result: BriefingResult;
   timeline: Timeline;

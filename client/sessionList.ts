@@ -1,3 +1,4 @@
+// `lockctl list`: sessions from Temporal's visibility, with each one's state.
 import { visibilityLiteral } from '../temporal/visibility';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { z } from 'zod';
@@ -15,13 +16,13 @@ import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 import { workflowUiUrl } from './lockwardenClient';
 
 /** Which sessions to list: by key, state and requester, newest first, at most `limit`. */
-export const sessionFilterSchema = z.strictObject({
+const sessionFilterSchema = z.strictObject({
   key: lockKeySchema.optional(),
   state: z.enum(SESSION_PHASES).optional(),
   requester: holderSchema.optional(),
   limit: z.number().int().min(1).max(1_000).default(50),
 });
-export type SessionFilter = z.input<typeof sessionFilterSchema>;
+type SessionFilter = z.input<typeof sessionFilterSchema>;
 
 /** One session as `lockctl list` shows it. */
 export interface SessionRow {
@@ -102,7 +103,7 @@ export async function listSessions(
  * (quotes doubled inside, none at either end, no `?` or backslash); any other value is matched on
  * the client side alone.
  */
-export function visibilityQuery(filter: z.output<typeof sessionFilterSchema>): string {
+function visibilityQuery(filter: z.output<typeof sessionFilterSchema>): string {
   const clauses = [`WorkflowType = 'acquireLock'`];
   const add = (name: string, value: string | undefined) => {
     const literal = value === undefined ? null : visibilityLiteral(value);

@@ -1,3 +1,4 @@
+// Decision inputs the tests and benches share: valid and malformed model answers, contexts.
 import { retryBudgetSchema } from '../policy/decisions/acquireRequest';
 import type { RetryProgress } from '../policy/decisions/guardrails';
 import type { PolicyInput } from '../policy/decisions/decisionPolicy';

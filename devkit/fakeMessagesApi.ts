@@ -1,3 +1,4 @@
+// A loopback fake of Anthropic's Messages API, for the real SDK in tests and benches.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DECISION_TOOL_NAME } from '../policy/decisions/retryPrompt';

@@ -1,3 +1,4 @@
+// Readers of workflow histories: timer and activity summaries, patch markers, event counts.
 import type { temporal } from '@temporalio/proto';
 
 /** The summaries of the timers a workflow started, in order, decoded from their metadata payloads. */

@@ -1,3 +1,4 @@
+// Temporary names and files for tests and benches: fresh SQLite paths, unique ids.
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';

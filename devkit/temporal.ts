@@ -1,3 +1,4 @@
+// The dev server the tests and benches use: its address, a connection, a quiet runtime and bundler.
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';

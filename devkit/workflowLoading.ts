@@ -1,6 +1,6 @@
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 // Internal to the SDK (1.24): the sandbox a worker with its default `reuseV8Context` loads workflows
 // in. Used here to measure what loading one workflow costs, apart from any server or history.
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { ReusableVMWorkflowCreator } from '@temporalio/worker/lib/workflow/reusable-vm';
 
 /** What loading workflows into the worker's sandbox cost, and which bundle modules the first one evaluated. */

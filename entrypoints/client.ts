@@ -47,3 +47,28 @@ export type {
   RequestBeingChecked,
   StateAnswer,
 } from '../policy/sessionModel/sessionTypes';
+
+// The types and schemas the exports above name: what a session answers, and the request's schemas
+// (zod), for checking input at your own boundary the way lockwarden does.
+export { acquireRequestSchema, retryBudgetSchema } from '../policy/decisions/acquireRequest';
+export { operatorDecisionSchema } from '../policy/decisions/operatorAnswer';
+export {
+  type AcquireAttempt,
+  type Denial,
+  denialSchema,
+  fairnessSchema,
+  type Holding,
+  leaseSchema,
+  type Wait,
+} from '../policy/lockContract/lockSchemas';
+export type { QueuedWaiterStatus } from '../policy/lockContract/keyStatus';
+export type { WaitForEdge } from '../policy/lockContract/waitForGraph';
+export type { AppliedAs } from '../policy/decisions/guardrails';
+export type {
+  DeadlockFacts,
+  DeadlockNotice,
+  LeaseAnswer,
+  LeaseOwner,
+  RecordedDecision,
+} from '../policy/sessionModel/sessionTypes';
+export type { ReleaseNotice } from '../temporal/messages';

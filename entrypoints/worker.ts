@@ -24,3 +24,38 @@ export { createMetrics, type Metrics } from '../activities/metrics';
 export type { OnCallConfig } from '../activities/oncallActivities';
 export { DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS } from '../policy/constants';
 export { isMissingDriver, MissingDriverError } from '../policy/errors';
+
+// The types the exports above name in their signatures: for implementing a decider, a drafter, an
+// escalation store or a lock service of your own, and for reading what the activities answer.
+export type { Decider } from '../activities/decisionActivities';
+export type { DraftAnswer, Drafter } from '../activities/briefingActivities';
+export type { DraftRequest } from '../policy/postmortem/modelDraft';
+export type {
+  EscalationNotice,
+  EscalationRecord,
+  EscalationResolution,
+  ResolutionRecord,
+} from '../activities/escalationStore';
+export type { KeeperEnd, KeepPlan, LeaseKeepers } from '../activities/leaseKeeper';
+export type { LiveLease, ReleasedBy, SeenHolder, SessionAttempt } from '../activities/lockActivities';
+export type { CheckedFirstAttempt, CheckedRequest } from '../activities/requestActivities';
+export type { MetricsOptions, ParkedSessions } from '../activities/metrics';
+export type { ModelAnswer } from '../activities/anthropicDecider';
+export type { SessionWaker } from '../activities/sessionSignals';
+export type { SqliteLockServiceOptions } from '../locks/sqliteLockService';
+export type { LowLease, StalledQueue } from '../locks/lockService';
+export type { WorkerDeployment } from '../worker/config';
+export type { DecisionRecord, PolicyInput, PolicyTuning } from '../policy/decisions/decisionPolicy';
+export {
+  type DecisionContext,
+  decisionContextSchema,
+  type DecisionProvider,
+  FALLBACK_CAUSES,
+  type FallbackCause,
+  type RetryDecision,
+  retryDecisionSchema,
+} from '../policy/decisions/retryDecision';
+export type { AcquireRequest } from '../policy/decisions/acquireRequest';
+export { type BriefingDraft, briefingDraftSchema } from '../policy/postmortem/modelDraft';
+export type { RedactionCounts } from '../policy/textSafety/redaction';
+export type { Overtaking, QueuedTicket } from '../policy/lockContract/fairness';

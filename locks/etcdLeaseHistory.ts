@@ -1,3 +1,4 @@
+// Reads a lease key's changes from etcd's own history, in its order of revisions.
 import { randomUUID } from 'node:crypto';
 import { Etcd3, type IKeyValue } from 'etcd3';
 import { LEASE_PREFIX, type LeaseValue } from './etcdLockService';

@@ -1,3 +1,4 @@
+// The etcd backend: a lease key bound to an etcd lease, grants as transactions on its absence.
 import { CorruptLockStateError } from '../policy/errors';
 import { type EventEmitter, once } from 'node:events';
 import { Etcd3, type IKeyValue } from 'etcd3';
@@ -32,7 +33,7 @@ import {
 import type { LockRecord, LockService, LowLease, StalledQueue } from './lockService';
 
 /** Options of the etcd backend. */
-export interface EtcdLockServiceOptions {
+interface EtcdLockServiceOptions {
   /** Client URLs, e.g. `http://127.0.0.1:2379`. */
   hosts: string[];
   maxTtlMs?: number;

@@ -1,3 +1,4 @@
+// The grant rules every backend applies alike: who may take a free key, how tickets are ordered.
 import type { QueuedWaiter, StalledQueue } from './lockService';
 import {
   type AcquireAttempt,
@@ -36,7 +37,7 @@ export function waitersOf(tickets: Ticket[]): { waiters: string[]; queue: Queued
 }
 
 /** What a backend read about a key inside its transaction, all on the service clock. */
-export interface KeySnapshot {
+interface KeySnapshot {
   now: number;
   holder: string | null;
   leaseUntil: number | null;
@@ -44,7 +45,7 @@ export interface KeySnapshot {
 }
 
 /** What the backend must do with a tryAcquire, decided from a snapshot. */
-export type GrantStep =
+type GrantStep =
   | { kind: 'return-existing' }
   | { kind: 'grant' }
   | { kind: 'deny'; code: DenialCode; keepTicket: boolean; waiters: number; position: number | null };

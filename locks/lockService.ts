@@ -1,3 +1,4 @@
+// The LockService contract: what every backend answers, on its own clock.
 import type {
   AcquireAttempt,
   FencedActionResult,

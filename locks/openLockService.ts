@@ -1,3 +1,4 @@
+// Opens the lock service a URL names, checked on every call (checkedLockService.ts).
 import path from 'node:path';
 import { z } from 'zod';
 import { type CorruptLockStateError, describeIssues, InvalidConfigurationError } from '../policy/errors';
@@ -21,8 +22,6 @@ export const lockServiceUrlSchema = z
     if (!backend) ctx.addIssue({ code: 'custom', message: `must be one of ${ACCEPTED}` });
     return backend ?? z.NEVER;
   });
-export type LockServiceTarget = z.output<typeof lockServiceUrlSchema>;
-
 const hostPort = /^[A-Za-z0-9.-]+:\d{1,5}$/;
 
 function parseBackend(url: string) {

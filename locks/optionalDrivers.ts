@@ -1,15 +1,16 @@
+// The optional drivers (redis, pg, etcd3), loaded only when a URL of their scheme is opened.
 import { MissingDriverError } from '../policy/errors';
 
 /**
  * The driver packages lockwarden loads only when a URL of their scheme is opened, with the versions
  * it is tested against (its optional peer dependencies: package.json says the same).
  */
-export const OPTIONAL_DRIVERS = {
+const OPTIONAL_DRIVERS = {
   redis: '^6.3.1',
   pg: '^8.23.1',
   etcd3: '^1.1.2',
 } as const;
-export type OptionalDriver = keyof typeof OPTIONAL_DRIVERS;
+type OptionalDriver = keyof typeof OPTIONAL_DRIVERS;
 
 /**
  * Loads a module that needs the driver package `driver`, so a project that never opens that backend

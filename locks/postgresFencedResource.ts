@@ -1,3 +1,4 @@
+// A FencedResource in PostgreSQL: a write's token checked in the same transaction.
 import type { Pool, PoolClient } from 'pg';
 import { fencingTokenSchema } from '../policy/lockContract/lockSchemas';
 import {

@@ -1,3 +1,4 @@
+// The PostgreSQL backend: one transaction per step, the key's row locked FOR UPDATE.
 import type { Pool, PoolClient } from 'pg';
 import {
   type AcquireAttempt,
@@ -32,7 +33,7 @@ import { resilientPool } from './postgresPool';
 import { untilReachable } from './untilReachable';
 
 /** Options of the PostgreSQL backend. */
-export interface PostgresLockServiceOptions {
+interface PostgresLockServiceOptions {
   /** A `postgres://` connection string. */
   connectionString: string;
   maxTtlMs?: number;

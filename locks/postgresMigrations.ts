@@ -1,3 +1,4 @@
+// The PostgreSQL backend's schema, as migrations the backend applies once each, in order.
 import type { Pool } from 'pg';
 
 // Each entry is applied once, in order, and recorded; never edit one that has shipped, add another.

@@ -1,3 +1,4 @@
+// A pg pool that survives its server restarting.
 import { Pool, type PoolConfig } from 'pg';
 
 /**

@@ -1,3 +1,4 @@
+// The Redis backend: one Lua script per compound step, on Redis's clock.
 import { createClient, type RedisClientType } from 'redis';
 import {
   type AcquireAttempt,
@@ -23,7 +24,7 @@ import type { LockRecord, LockService, LowLease, StalledQueue } from './lockServ
 import { ACQUIRE, INSPECT, POSITION, RELEASE, RENEW, RUNNING_LOW, SNAPSHOT, STALLED } from './redisScripts';
 
 /** Options of the Redis backend. */
-export interface RedisLockServiceOptions {
+interface RedisLockServiceOptions {
   /** A `redis://` URL of a single Redis server (not Redis Cluster, not Redlock). */
   url: string;
   maxTtlMs?: number;

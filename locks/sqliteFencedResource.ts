@@ -1,3 +1,4 @@
+// A FencedResource in SQLite: a write's token checked in the same transaction.
 import type Database from 'better-sqlite3';
 import { fencingTokenSchema } from '../policy/lockContract/lockSchemas';
 import {

@@ -1,3 +1,5 @@
+// The embedded backend: one SQLite file, WAL, IMMEDIATE transactions, several processes on one
+// host.
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';

@@ -1,3 +1,4 @@
+// Waiting for a backend's server at open: a restart or a failover takes seconds.
 import { setTimeout as delay } from 'node:timers/promises';
 
 /** How long a backend's open waits for its server by default: a restart or a failover takes seconds. */
@@ -16,7 +17,7 @@ const NOT_THERE_YET = new Set([
 ]);
 
 /** Whether an error means the server could not be reached (yet). */
-export function serverNotReachable(error: unknown): boolean {
+function serverNotReachable(error: unknown): boolean {
   for (let e: unknown = error; e && typeof e === 'object'; e = (e as { cause?: unknown }).cause) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && NOT_THERE_YET.has(code)) return true;

@@ -1,3 +1,4 @@
+// Names and numbers every side shares: the version, workflow ids, task queues, limits.
 import { SESSION_PHASES } from './sessionModel/sessionPhases';
 
 /** This release of lockwarden: the Build ID its workers register under Worker Versioning by default. */
@@ -44,7 +45,7 @@ export const DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS = 60_000;
  * 1,200 and 1,800 at 0.69x, 2,000 with the sticky timeout below at 0.81x, 2,500 at 0.92x. Parked
  * waiters fill the cache too while they wait, at about 0.35 MiB of worker RSS each: with 10,000
  * parked on 1,000 keys the worker took 945 MiB at 2,000 and 1,446 MiB at 2,500, so the default
- * stops at 2,000. Size it to the hand-offs in flight on your keys (README, Performance).
+ * stops at 2,000. Size it to the hand-offs in flight on your keys (docs/performance.md).
  */
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 2_000;
 

@@ -1,3 +1,4 @@
+// Worker Deployment names and Build IDs, as Temporal accepts them.
 import { z } from 'zod';
 
 /**

@@ -1,3 +1,4 @@
+// lockwarden's typed errors and the failure type names callers match on.
 import type { z } from 'zod';
 
 /**

@@ -1,11 +1,10 @@
+// The README's main job: many requesters contend for two keys through a running worker, and the
+// outcome is checked against the lock service's own timeline (tokens and service times).
 import { setTimeout as delay } from 'node:timers/promises';
 import { connectClient } from '../client/connect';
 import { acquire, release } from '../client/lockwardenClient';
 import { isLockNotAcquired } from '../policy/errors';
 import { DEFAULT_TASK_QUEUE, DEFAULT_UI_URL } from '../policy/constants';
-
-// The README's main job: many requesters contend for two keys through a running worker, and the
-// outcome is checked against the lock service's own timeline (tokens and service times).
 
 const KEYS = ['demo/billing-export', 'demo/leader-election'];
 const REQUESTERS_PER_KEY = Number(process.env.DEMO_REQUESTERS_PER_KEY ?? 5);

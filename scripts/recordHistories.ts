@@ -1,3 +1,8 @@
+// Runs each scenario against the dev server and writes the histories it names to
+// test/histories/<name>.json, which the replay suite replays on every run. See
+// test/histories/README.md for when to re-record and when to keep the old files. A committed history
+// is the record of a released worker's run: it is never overwritten unless --overwrite says so.
+//   npx tsx scripts/recordHistories.ts [--overwrite] [scenario-name ...]
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,11 +17,6 @@ import {
   TEMPORAL_ADDRESS,
 } from '../test/support/temporalFixture';
 
-// Runs each scenario against the dev server and writes the histories it names to
-// test/histories/<name>.json, which the replay suite replays on every run. See
-// test/histories/README.md for when to re-record and when to keep the old files. A committed history
-// is the record of a released worker's run: it is never overwritten unless --overwrite says so.
-//   npx tsx scripts/recordHistories.ts [--overwrite] [scenario-name ...]
 async function main(): Promise<void> {
   const overwrite = process.argv.includes('--overwrite');
   const wanted = process.argv.slice(2).filter((arg) => arg !== '--overwrite');

@@ -22,6 +22,7 @@ check() {
 check "type check (tsc --noEmit)" npx tsc --noEmit -p .
 check "lint (eslint)" npx eslint .
 check "format (prettier --check)" npx prettier --check --log-level warn .
+check "API reference (typedoc, warnings fail it)" npx typedoc --logLevel Warn
 
 results=.data/jest-results.json
 rm -f "$results"

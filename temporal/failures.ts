@@ -1,3 +1,4 @@
+// Bad input and corrupt lock state as non-retryable typed failures, at every activity's edge.
 import { ApplicationFailure } from '@temporalio/common';
 import { isCorruptLockState, isInvalidLockRequest } from '../policy/errors';
 

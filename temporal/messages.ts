@@ -1,3 +1,5 @@
+// The messages a session answers: what callers, the Temporal UI and other sessions send it. Clients
+// and activities import these definitions as the workflows do, so the names are written once.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Overtaking } from '../policy/lockContract/fairness';
 import type {
@@ -10,9 +12,6 @@ import type {
   ReleaseAnswer,
   StateAnswer,
 } from '../policy/sessionModel/sessionTypes';
-
-// The messages a session answers: what callers, the Temporal UI and other sessions send it. Clients
-// and activities import these definitions as the workflows do, so the names are written once.
 
 /**
  * Sent to a waiting session when the key it waits for is released: it retries at once. The release's

@@ -1,3 +1,4 @@
+// The search attributes a session upserts: key, requester, state, review, escalation time.
 import { defineSearchAttributeKey } from '@temporalio/common';
 
 /**

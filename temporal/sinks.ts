@@ -1,3 +1,4 @@
+// The sinks sessions report metrics and log lines through: no history event, no effect on replay.
 import type { Sinks } from '@temporalio/workflow';
 
 /**
@@ -32,9 +33,6 @@ export interface SessionMetricsSinks extends Sinks {
  */
 export const MESSAGE_REFUSALS = ['bad-payload', 'not-the-owner', 'not-confirmed', 'nothing-changed'] as const;
 export type MessageRefusal = (typeof MESSAGE_REFUSALS)[number];
-
-/** The sink's name on the worker. */
-export const SESSION_METRICS_SINK = 'sessionMetrics';
 
 /** One retry decision as the session applied it: the retry harness's log line, with the session id added by the sink. */
 export interface DecisionLogLine {

@@ -207,7 +207,7 @@ describe('the billing-export incident, replayed', () => {
         await model.stop();
       }
 
-      // Kept for the README's sample and for a person to read.
+      // Kept for docs/postmortems.md's sample and for a person to read.
       fs.mkdirSync(path.join(__dirname, '..', '.data'), { recursive: true });
       fs.writeFileSync(path.join(__dirname, '..', '.data', 'postmortem-sample.txt'), postmortem.output);
       fs.writeFileSync(

@@ -232,7 +232,7 @@ describe('the boundary in the code', () => {
     const read: ReadSource = (file) => {
       if (!fs.existsSync(file)) return undefined;
       const text = fs.readFileSync(file, 'utf8');
-      return file === planted ? `import type { LockService } from '../locks/lockService';\n${text}` : text;
+      return file === planted ? `import type { LockService } from '../../locks/lockService';\n${text}` : text;
     };
     expect(boundaryViolations(read)).toContain(
       'policy/decisions/retryPrompt.ts reaches locks/lockService.ts',

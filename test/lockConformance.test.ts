@@ -75,7 +75,7 @@ describe.each(backendHarnesses())('lock service contract on $name', (harness) =>
       clock.mockImplementation(() => realNow() + 3_600_000); // caller an hour ahead
       const lease = granted(await acquire('a', { ttlMs: 30_000 }));
       expect(denied(await acquire('b')).code).toBe('HELD');
-      // etcd has no clock API: its times are the caller's reading (README, Lock services).
+      // etcd has no clock API: its times are the caller's reading (docs/lock-services.md).
       const reportedBy = Math.abs(lease.grantedAt - realNow()) < 60_000 ? 'service' : 'caller';
       expect(reportedBy).toBe(locks.backend === 'etcd' ? 'caller' : 'service');
       const other = unique('clock');

@@ -68,10 +68,13 @@ function installUserProject(dir: string, tarball: string): void {
   }
 }
 
-/** The README's TypeScript snippets that import the package, each written as a module of `dir`. */
+/** The TypeScript snippets of the README and of docs/ that import the package, each a module of `dir`. */
 function writeReadmeSnippets(dir: string): number {
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const snippets = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)]
+  const docs = fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md'));
+  const text = [path.join(ROOT, 'README.md'), ...docs.map((f) => path.join(ROOT, 'docs', f))]
+    .map((file) => fs.readFileSync(file, 'utf8'))
+    .join('\n');
+  const snippets = [...text.matchAll(/```ts\n([\s\S]*?)```/g)]
     .map((m) => m[1]!)
     .filter((code) => code.includes("from 'lockwarden/"));
   fs.mkdirSync(dir, { recursive: true });

@@ -36,7 +36,7 @@ describe('replay of committed histories', () => {
 });
 
 // The one version boundary is a Worker Deployment version: 0.1.0's sessions run to their end on
-// 0.1.0's workers (README, Versioning), so the current code has no branch for them.
+// 0.1.0's workers (docs/versioning.md), so the current code has no branch for them.
 describe("0.1.0's histories, at the version boundary", () => {
   let bundle010: WorkflowBundleWithSourceMap;
   let dispose = () => {};

@@ -9,7 +9,7 @@ import { RELEASE_010, release010Bundle } from './support/release010';
 import { sessionFixture, silentLog, unique, workflowBundle } from './support/temporalFixture';
 import { waitFor } from './support/waitFor';
 
-// The upgrade the README's Versioning section tells an operator to make, done on the dev server:
+// The upgrade docs/versioning.md tells an operator to make, done on the dev server:
 // workers of the 0.1.0 release and of the current code side by side in one Worker Deployment, each
 // a version of it; sessions stay on the version that started them until they end. (A real 0.1.0
 // worker also runs 0.1.0's activities; this one runs today's, which no longer have 0.1.0's

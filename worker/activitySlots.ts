@@ -1,3 +1,4 @@
+// Worker options with room for the lease keepers: one long activity a held lease.
 import type { WorkerOptions } from '@temporalio/worker';
 import { DEFAULT_MAX_CONCURRENT_ACTIVITIES } from '../policy/constants';
 

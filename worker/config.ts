@@ -1,3 +1,4 @@
+// The lock worker's configuration, read from the environment and checked with zod.
 import { z } from 'zod';
 import { DEFAULT_ONCALL, type OnCallConfig } from '../activities/oncallActivities';
 import { DEFAULT_LOCK_SERVICE_URL } from '../locks/openLockService';

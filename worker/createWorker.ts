@@ -1,3 +1,4 @@
+// Builds lockwarden's own worker: its workflows, activities, sinks, versioning and slots.
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { createMetrics } from '../activities/metrics';
@@ -57,7 +58,7 @@ export function createLockwardenWorker(options: LockwardenWorkerOptions): Promis
 /**
  * Worker Versioning for lockwarden's workflows: every session is pinned to the version that started
  * it, so a running session never meets another version's workflow code; new sessions start on the
- * deployment's current version. The operator's side of an upgrade is in the README (Versioning).
+ * deployment's current version. The operator's side of an upgrade is in docs/versioning.md.
  */
 export function pinnedTo(
   deployment: WorkerDeployment,

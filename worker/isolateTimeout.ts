@@ -1,3 +1,4 @@
+// The workflow sandbox's time limit for one activation: lockwarden's default and its reason.
 import type { Duration } from '@temporalio/common';
 import type { WorkerOptions } from '@temporalio/worker';
 import { DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS } from '../policy/constants';
@@ -7,7 +8,7 @@ import { DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS } from '../policy/constants';
  * is given (they are spread over its 5 s default), though SDK 1.24's public `WorkerOptions` type does
  * not list it yet: this is the one place that says so.
  */
-export interface IsolateTimeoutOption {
+interface IsolateTimeoutOption {
   isolateExecutionTimeout?: Duration;
 }
 

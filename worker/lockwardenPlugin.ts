@@ -1,3 +1,4 @@
+// LockwardenPlugin: lockwarden's workflows and activities added to a worker of the user's own.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';

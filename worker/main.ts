@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// `lockwarden-worker`: the lock worker's process, configured by the environment.
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import pino from 'pino';
@@ -56,7 +57,7 @@ async function main(): Promise<void> {
     if (missing.length)
       throw new Error(
         `namespace ${config.namespace} has not registered the search attribute(s) ${missing.join(', ')}: ` +
-          'register them first (README, "On your own cluster"), or sessions would fail as they upsert them',
+          'register them first (docs/operations.md, "Running on more than one machine"), or sessions would fail as they upsert them',
       );
     const worker = await createLockwardenWorker({
       connection,
@@ -82,7 +83,7 @@ async function main(): Promise<void> {
       log.warn(
         { mode: 'single-process' },
         'single-process mode: this process holds both the lock service and the model key; ' +
-          'run lockwarden-model-worker apart and set LOCKWARDEN_MODEL_TASK_QUEUE here (README, "Two worker roles")',
+          'run lockwarden-model-worker apart and set LOCKWARDEN_MODEL_TASK_QUEUE here (docs/operations.md, "Two worker roles")',
       );
     log.info(
       {

@@ -1,8 +1,9 @@
+// The worker's `/metrics` endpoint.
 import http from 'node:http';
 import type { Registry } from 'prom-client';
 
 /** Where the worker serves `/metrics`, and which other exporter's text it appends. */
-export interface MetricsEndpoint {
+interface MetricsEndpoint {
   port: number;
   host: string;
   /**

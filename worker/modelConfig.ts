@@ -1,3 +1,4 @@
+// The model path's configuration: Anthropic's key, models and limits, read from the environment.
 import { z } from 'zod';
 import type { ModelConfig } from '../activities/anthropicCalls';
 import { describeIssues, InvalidConfigurationError } from '../policy/errors';
@@ -20,7 +21,7 @@ export const MODEL_VARIABLES: readonly string[] = Object.keys(modelEnvSchema.sha
 const LOCK_CREDENTIAL = /^(sqlite:|redis(s)?:\/\/|postgres(ql)?:\/\/|etcd:\/\/)|:\/\/[^/\s]*:[^/\s]*@/i;
 
 /** Refuses a model configuration that carries anything that could reach or unlock a lock service. */
-export function assertNoLockCredentials(config: ModelConfig, env: NodeJS.ProcessEnv = process.env): void {
+function assertNoLockCredentials(config: ModelConfig, env: NodeJS.ProcessEnv = process.env): void {
   const lockUrl = env.LOCK_SERVICE_URL;
   for (const [field, value] of Object.entries(config)) {
     const values = Array.isArray(value) ? value : [value];

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// `lockwarden-model-worker`: the model role's process, with no lock-service setting.
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import pino from 'pino';
 import { createAnthropicDecider } from '../activities/anthropicDecider';

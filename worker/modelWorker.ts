@@ -1,3 +1,4 @@
+// The model worker: retry decisions and drafting on a queue of their own, no workflow, no lock.
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createBriefingActivities, type Drafter } from '../activities/briefingActivities';

@@ -1,3 +1,4 @@
+// The model worker's configuration, which refuses any lock or fencing setting.
 import { z } from 'zod';
 import type { ModelConfig } from '../activities/anthropicCalls';
 import { DEFAULT_MODEL_TASK_QUEUE } from '../policy/constants';
@@ -11,7 +12,7 @@ const modelWorkerEnvSchema = z.object({
 });
 
 /** The variables the model worker reads: its own, and the model path's. */
-export const MODEL_WORKER_VARIABLES: readonly string[] = [
+const MODEL_WORKER_VARIABLES: readonly string[] = [
   ...Object.keys(modelWorkerEnvSchema.shape),
   ...MODEL_VARIABLES,
 ];

@@ -1,3 +1,4 @@
+// The worker's sweep: wakes stalled queues and stands in for keepers that fell silent.
 import { setTimeout as delay } from 'node:timers/promises';
 import type { WorkerPlugin } from '@temporalio/worker';
 import { type QueueWakeDeps, wakeFirstLiving } from '../activities/sessionSignals';
@@ -7,7 +8,7 @@ import { queuesToWake } from '../policy/lockContract/stalledQueues';
 import { renewSilentLeases } from './silentLeases';
 
 /** What a sweep needs: what waking a queue needs, where renewals are counted, and how often to look. */
-export interface QueueSweepOptions extends QueueWakeDeps {
+interface QueueSweepOptions extends QueueWakeDeps {
   metrics?: Metrics;
   /** At most MAX_QUEUE_SWEEP_MS: sessions count on that for their silent leases. */
   everyMs?: number;
@@ -37,7 +38,7 @@ export function sweepIntervalMs(everyMs: number = DEFAULT_QUEUE_SWEEP_MS): numbe
  * cost of waiting, and it does not grow with the waiters. Runs until `signal` aborts; a failed sweep
  * is logged and the next one goes on.
  */
-export async function sweepQueues(options: QueueSweepOptions, signal: AbortSignal): Promise<void> {
+async function sweepQueues(options: QueueSweepOptions, signal: AbortSignal): Promise<void> {
   const { locks, log } = options;
   const everyMs = sweepIntervalMs(options.everyMs);
   let previous = new Map<string, string>();

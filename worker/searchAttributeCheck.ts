@@ -1,10 +1,11 @@
+// The check at start that the namespace has registered every search attribute sessions upsert.
 import type { Client } from '@temporalio/client';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 
 /**
  * The search attributes lockwarden's sessions upsert that the namespace has not registered. A session
  * that upserts an unregistered one fails its workflow task over and over, so the worker checks at
- * start instead (README: registering them on your cluster).
+ * start instead (docs/operations.md: registering them on your cluster).
  */
 export async function missingSearchAttributes(
   client: Client,

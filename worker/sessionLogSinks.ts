@@ -1,3 +1,4 @@
+// Where sessions' log lines land: the worker's structured log.
 import type { InjectedSinks } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import type { SessionLogSinks } from '../temporal/sinks';

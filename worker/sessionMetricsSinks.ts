@@ -1,3 +1,4 @@
+// Where sessions' metric reports land: the worker's Prometheus metrics.
 import type { InjectedSinks } from '@temporalio/worker';
 import type { Metrics } from '../activities/metrics';
 import type { SessionMetricsSinks } from '../temporal/sinks';

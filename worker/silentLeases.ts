@@ -1,9 +1,10 @@
+// Renewing the leases whose keepers fell silent, for sessions that still hold them.
 import { renewFenced, type RenewalDeps } from '../activities/leaseActions';
 import type { SessionWaker } from '../activities/sessionSignals';
 import { SILENT_LEASE_FRACTION } from '../policy/decisions/leaseKeeping';
 
 /** What renewing silent leases needs: a fenced renewal's dependencies and a way to ask sessions. */
-export interface SilentLeaseDeps extends RenewalDeps {
+interface SilentLeaseDeps extends RenewalDeps {
   waker: Pick<SessionWaker, 'holds'>;
 }
 

@@ -1,3 +1,4 @@
+// How both worker roles reach Temporal and log: the variables they share.
 import { z } from 'zod';
 import { DEFAULT_NAMESPACE, DEFAULT_TEMPORAL_ADDRESS } from '../policy/constants';
 

@@ -1,7 +1,7 @@
+// The workflow bundle's entry point: every workflow the worker registers.
 import type { BriefingFacts } from '../policy/postmortem/briefing';
 import type { BriefingPlacement, BriefingResult } from './postmortemBriefing';
 
-// The workflow bundle's entry point: every workflow the worker registers.
 export { acquireLock } from './acquireLock';
 export { releaseLock } from './releaseLock';
 export { lockStatus } from './lockStatus';

@@ -1,3 +1,4 @@
+// The lock-service activity proxies workflows call, with one retry policy, and outage handling.
 import {
   ActivityFailure,
   type ActivityOptions,

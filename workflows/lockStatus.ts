@@ -1,3 +1,4 @@
+// The lockStatus workflow: one key's holder and queue, read by an activity on the worker.
 import type { LockStatus } from '../policy/lockContract/keyStatus';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import { lockCalls } from './lockCalls';
@@ -17,8 +18,8 @@ export async function lockStatus(key: string): Promise<LockStatus> {
 // The key's schema is loaded by the status read alone, not by every session the worker loads (the
 // workflow bundle's modules are evaluated per workflow; see bench/workflowLoadCost.ts).
 function loadKeyCheck(): (key: unknown) => string {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const schemas =
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
     require('../policy/lockContract/lockSchemas') as typeof import('../policy/lockContract/lockSchemas');
   return (key) => schemas.parseOrThrow(schemas.lockKeySchema, key, 'lock key');
 }

@@ -1,3 +1,4 @@
+// The activities called on the model worker's task queue.
 import { type ActivityOptions, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { MODEL_QUEUE_WAIT_MS } from '../policy/constants';

@@ -1,3 +1,4 @@
+// The postmortemBriefing workflow: drafts a briefing by the model, validated, or by the template.
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import { FAILURE_TYPES } from '../policy/errors';
 import type { Activities } from '../activities';

@@ -1,3 +1,4 @@
+// The releaseLock workflow: an operator's fenced force-release.
 import { upsertSearchAttributes } from '@temporalio/workflow';
 import type { FencedActionResult, ForceRelease, Lease } from '../policy/lockContract/lockSchemas';
 import { nonRetryableOnBadInput } from '../temporal/failures';
@@ -18,7 +19,7 @@ export async function releaseLock(
     { key: SEARCH_ATTRIBUTES.lockKey, value: lease.key },
     { key: SEARCH_ATTRIBUTES.lockRequester, value: lease.holder },
   ]);
-  const result = await lockCalls.releaseLock.executeWithOptions(
+  const result = await lockCalls.releaseFencedLease.executeWithOptions(
     { summary: `force-release token ${lease.token}` },
     reason === undefined ? [lease] : [lease, 'operator', reason],
   );
@@ -30,8 +31,8 @@ export async function releaseLock(
 
 // The target's schema is loaded by this rare workflow alone, not by every session the worker loads.
 function loadTargetCheck(): (input: unknown) => ForceRelease {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const schemas =
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
     require('../policy/lockContract/lockSchemas') as typeof import('../policy/lockContract/lockSchemas');
   return (input) => schemas.parseOrThrow(schemas.forceReleaseSchema, input, 'force-release request');
 }

@@ -1,3 +1,5 @@
+// A lock service that counts the calls made on it, by method: what the scale bench reports per
+// second.
 import type { LockService } from '../../locks/lockService';
 
 /** The lock-service calls a worker made, by method. */

@@ -1,3 +1,4 @@
+// A session's request and its budget: the zod schema every entry checks it with.
 import { z } from 'zod';
 import { LATENCY_FLOOR_MS } from '../constants';
 import { readConstraints } from './constraints';

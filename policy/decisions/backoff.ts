@@ -1,5 +1,5 @@
 /** How far the harness spreads a model's delay each way (the retry harness jitters a model's delay client-side). */
-export const MODEL_DELAY_JITTER = 0.2;
+const MODEL_DELAY_JITTER = 0.2;
 
 /**
  * A model's requested delay with jitter applied client-side, so waiters given the same advice do not
@@ -11,7 +11,7 @@ export function jitterModelDelay(requestedMs: number, sample: number): number {
 }
 
 /** Inputs of one decorrelated-jitter step; every value is in milliseconds. */
-export interface JitterStep {
+interface JitterStep {
   previousMs: number;
   baseMs: number;
   capMs: number;

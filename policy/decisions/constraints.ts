@@ -56,8 +56,8 @@ const FORMS: { pattern: RegExp; read: (m: RegExpExecArray) => Parsed }[] = [
   { pattern: /^preserve fifo(?: ordering| order)?$/, read: () => ({ kind: 'fifo' }) },
 ];
 
-/** The forms accepted, for error messages and the README. */
-export const CONSTRAINT_FORMS = [
+/** The forms accepted, for error messages and docs/operations.md. */
+const CONSTRAINT_FORMS = [
   'at most N retries',
   'escalate after D',
   'do not escalate before D',
@@ -80,7 +80,7 @@ export function parseConstraint(text: string): Parsed | null {
 }
 
 /** Why a request's constraints are refused: the one at `index` (null: how two combine). */
-export interface ConstraintProblem {
+interface ConstraintProblem {
   index: number | null;
   message: string;
 }

@@ -1,3 +1,4 @@
+// What a retry decision is told: the context built from a denial and the session's past.
 import type { AcquireRequest } from './acquireRequest';
 import type { Denial } from '../lockContract/lockSchemas';
 import type { DecisionContext } from './retryDecision';

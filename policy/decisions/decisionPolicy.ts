@@ -1,3 +1,4 @@
+// The deterministic retry policy: what answers when no model does, and how its back-off grows.
 import { decorrelatedJitter } from './backoff';
 import { LATENCY_FLOOR_MS } from '../constants';
 import type { DecisionContext, DecisionProvider, FallbackCause, RetryDecision } from './retryDecision';
@@ -13,12 +14,12 @@ export interface PolicyTuning {
 }
 
 /** Past this share of the wait budget, escalate unless the lock is about to be released (rule 3). */
-export const BUDGET_ESCALATION_SHARE = 0.8;
+const BUDGET_ESCALATION_SHARE = 0.8;
 /**
  * Failures in a row with an unchanged reason that call for a human (rule 4): at least 6, and half the
  * session's retry budget, so a session given a long budget for a long hold is not cut short by it.
  */
-export function repeatedFailureThreshold(maxRetries: number): number {
+function repeatedFailureThreshold(maxRetries: number): number {
   return Math.max(6, Math.ceil(maxRetries / 2));
 }
 

@@ -1,10 +1,9 @@
+// What a session's fast path asks the lock service, in one place: the session asks it from workflow
+// code, and a fresh session's first attempt is made in the activity that checks its request.
 import type { AcquireRequest } from './acquireRequest';
 import { constraintRules, tightenBudget } from './constraints';
 import type { TryAcquireRequest } from '../lockContract/lockSchemas';
 import { ticketSpanMs } from './waiting';
-
-// What a session's fast path asks the lock service, in one place: the session asks it from workflow
-// code, and a fresh session's first attempt is made in the activity that checks its request.
 
 /** The lock service's fast-path request for `request`, asking for a place in the queue of `queueTicketMs`. */
 export function fastPathRequest(request: AcquireRequest, queueTicketMs: number): TryAcquireRequest {

@@ -1,3 +1,4 @@
+// The guardrails: what a decision becomes under the hard budget and the operator's constraints.
 import type { BudgetLimit, RetryBudget } from './acquireRequest';
 import type { RetryDecision } from './retryDecision';
 import { jitterModelDelay } from './backoff';
@@ -30,7 +31,7 @@ export function boundRetryDelay(requestedMs: number, progress: RetryProgress, bu
 }
 
 /** Which limit of the budget is spent, or null while another retry fits in it. */
-export function budgetSpent(progress: RetryProgress, budget: RetryBudget): BudgetLimit | null {
+function budgetSpent(progress: RetryProgress, budget: RetryBudget): BudgetLimit | null {
   if (progress.attempts - 1 >= budget.maxRetries) return 'max-retries';
   if (budget.maxTotalWaitMs - progress.elapsedMs < LATENCY_FLOOR_MS) return 'max-total-wait';
   return null;
@@ -41,7 +42,7 @@ export function budgetSpent(progress: RetryProgress, budget: RetryBudget): Budge
  * budget escalates whatever was decided, abandon included; no escalation a decision asks for comes
  * before `noEscalationBeforeMs` of waiting (a constraint); and a model's delay is jittered client-side.
  */
-export interface HarnessRules {
+interface HarnessRules {
   noEscalationBeforeMs: number | null;
   /** A sample in [0, 1) for the jitter on a model's delay; null for a delay the policy chose. */
   jitterSample: number | null;

@@ -1,7 +1,6 @@
-import { LATENCY_FLOOR_MS, MAX_QUEUE_SWEEP_MS } from '../constants';
-
 // When a hold renews, who renews it when its keeper falls silent, and how soon a silent keeper is
 // replaced: reviewed rules, never taken from a decision.
+import { LATENCY_FLOOR_MS, MAX_QUEUE_SWEEP_MS } from '../constants';
 
 /**
  * How long one lock-service call of a holder (a renewal, a proof of its lease) may take before it
@@ -69,7 +68,7 @@ export function sweepKeepsLease(ttlMs: number, sweepEveryMs: number = MAX_QUEUE_
  * server, so the longer this is, the less a holder costs the server (the SDK sends heartbeats at most
  * every 60 s whatever the timeout: two writes a minute a holder at most).
  */
-export const SWEPT_KEEPER_HEARTBEAT_TIMEOUT_MS = 120_000;
+const SWEPT_KEEPER_HEARTBEAT_TIMEOUT_MS = 120_000;
 
 /**
  * How long the server waits for a keeper's heartbeat before it runs the keeper again elsewhere.

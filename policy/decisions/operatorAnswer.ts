@@ -1,9 +1,8 @@
+// The operator's answer to an escalation, and its check. Workflow code loads this module only when an
+// answer arrives (see LockSession), so a session that never escalates never evaluates zod.
 import { z } from 'zod';
 import { describeIssues } from '../errors';
 import type { SessionPhase } from '../sessionModel/sessionPhases';
-
-// The operator's answer to an escalation, and its check. Workflow code loads this module only when an
-// answer arrives (see LockSession), so a session that never escalates never evaluates zod.
 
 /** An operator's answer to an escalation: retry with more budget, or abandon. */
 export const operatorDecisionSchema = z.discriminatedUnion('action', [
@@ -29,7 +28,7 @@ export type OperatorDecision = z.output<typeof operatorDecisionSchema>;
 export type OperatorDecisionInput = z.input<typeof operatorDecisionSchema>;
 
 /** An operator's answer, checked against the session it is sent to: usable, or why not. */
-export type OperatorAnswerCheck = { ok: true; answer: OperatorDecision } | { ok: false; problem: string };
+type OperatorAnswerCheck = { ok: true; answer: OperatorDecision } | { ok: false; problem: string };
 
 /**
  * Checks an operator's answer before a session acts on it: only a session waiting for an operator

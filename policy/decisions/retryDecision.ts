@@ -1,3 +1,4 @@
+// A retry decision and its context: the strict schema a model's answer must pass.
 import { z } from 'zod';
 import { denialCodeSchema, fairnessSchema } from '../lockContract/lockSchemas';
 
@@ -42,16 +43,16 @@ export const decisionContextSchema = z.strictObject({
 });
 export type DecisionContext = z.infer<typeof decisionContextSchema>;
 
-export const DECISIONS = ['retry', 'escalate', 'abandon'] as const;
-export const BACKOFF_STRATEGIES = ['linear', 'exponential', 'decorrelated-jitter'] as const;
-export const STARVATION_RISKS = ['low', 'medium', 'high'] as const;
+const DECISIONS = ['retry', 'escalate', 'abandon'] as const;
+const BACKOFF_STRATEGIES = ['linear', 'exponential', 'decorrelated-jitter'] as const;
+const STARVATION_RISKS = ['low', 'medium', 'high'] as const;
 
 /**
  * How many sentences a text holds: a sentence ends at `.`, `!` or `?` followed by a space and more
  * text. "1.5 s" and "ends." are one; "Wait. Then retry." is two; so is an abbreviation such as
  * "e.g. this", which the prompt's "one sentence" rules out too.
  */
-export function sentenceCount(text: string): number {
+function sentenceCount(text: string): number {
   return text.trim().split(/(?<=[.!?])\s+(?=\S)/).length;
 }
 

@@ -1,3 +1,4 @@
+// The prompt and the tool the model is asked for a retry decision with.
 import type { DecisionContext } from './retryDecision';
 import { redact, type RedactionCounts } from '../textSafety/redaction';
 import { untrustedText } from '../textSafety/untrustedText';
@@ -6,7 +7,7 @@ import { untrustedText } from '../textSafety/untrustedText';
 export const DECISION_TOOL_NAME = 'submit_retry_decision';
 
 /** A prompt ready for the Messages API: a system text, one user message, and what was redacted from it. */
-export interface RetryPrompt {
+interface RetryPrompt {
   system: string;
   user: string;
   redactions: RedactionCounts;

@@ -1,3 +1,5 @@
+// The waiting protocol's rules: when a parked waiter asks again, how long it parks, its ticket's
+// span.
 import type { RetryBudget } from './acquireRequest';
 import { LATENCY_FLOOR_MS } from '../constants';
 import type { NextStep, RetryProgress } from './guardrails';
@@ -51,7 +53,7 @@ export function wakeChangedNothing(before: WaitSituation | null, now: WaitSituat
 }
 
 /** A parked waiter refreshes its queue ticket when this share of the ticket's life is gone. */
-export const TICKET_REFRESH_SHARE = 0.5;
+const TICKET_REFRESH_SHARE = 0.5;
 
 /** How long a waiter may wait before its ticket, of `queueTicketMs`, must be refreshed. */
 export function ticketRefreshMs(queueTicketMs: number): number {
@@ -72,7 +74,7 @@ export function canPark(denial: Denial, wakeOnRelease: boolean): boolean {
  * case the head's session is gone too (it then finds the free key reserved for a gone head, which the
  * fast path takes out of the queue). Two per key, whatever the queue's length.
  */
-export const LEASE_WATCHERS = 2;
+const LEASE_WATCHERS = 2;
 
 /**
  * How long a parked waiter sleeps unless woken, read on the lock service's clock. The first
@@ -97,7 +99,7 @@ export function parkFor(
   return boundRetryDelay(dueMs, progress, { ...budget, maxBackoffMs: Number.MAX_SAFE_INTEGER });
 }
 
-// ---- Parking until told (sessions since the lease keeper; the protocol is in the README) ----
+// ---- Parking until told (the protocol is in docs/sessions.md) ----
 
 /** How long a ticket outlives the moment its session would next try at the latest. */
 export const TICKET_GRACE_MS = 60_000;

@@ -68,12 +68,12 @@ export function credentialLookalike(requester: string): string | null {
 // splits unambiguously at its last slashes and distinct names never share an id.
 
 /** Escapes `%` and `/` in one id segment: an injective, readable encoding. */
-export function escapeIdSegment(segment: string): string {
+function escapeIdSegment(segment: string): string {
   return segment.replace(/%/g, '%25').replace(/\//g, '%2F');
 }
 
 /** The inverse of {@link escapeIdSegment}. */
-export function unescapeIdSegment(segment: string): string {
+function unescapeIdSegment(segment: string): string {
   return segment.replace(/%(25|2F)/g, (escape) => (escape === '%25' ? '%' : '/'));
 }
 

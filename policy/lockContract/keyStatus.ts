@@ -1,7 +1,7 @@
 // What `lockctl status` shows of one key: read from the lock service, on its clock. Pure.
 
 /** A key's holder and queue as the lock service reports them (the fields of its `inspect()`). */
-export interface InspectedKey {
+interface InspectedKey {
   key: string;
   holder: string | null;
   token: string | null;

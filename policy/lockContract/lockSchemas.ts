@@ -1,3 +1,5 @@
+// The plain constants these schemas are built from live in lockTerms.ts, which workflow code imports
+// without zod; they are re-exported here for the edges.
 import { z } from 'zod';
 import { describeIssues, InvalidLockRequestError } from '../errors';
 import { credentialLookalike, identifierProblem } from './identifiers';
@@ -10,8 +12,6 @@ import {
   MAX_QUEUE_TICKET_MS,
 } from './lockTerms';
 
-// The plain constants these schemas are built from live in lockTerms.ts, which workflow code imports
-// without zod; they are re-exported here for the edges.
 export {
   ABSOLUTE_MAX_TTL_MS,
   DEFAULT_QUEUE_TICKET_MS,
@@ -129,7 +129,7 @@ export const fairnessSchema = z.enum(FAIRNESS_POLICIES);
 export type Fairness = z.infer<typeof fairnessSchema>;
 
 /** A request to the lock service's fast path. */
-export const tryAcquireRequestSchema = z.strictObject({
+const tryAcquireRequestSchema = z.strictObject({
   key: lockKeySchema,
   requester: requesterSchema,
   ttlMs: ttlMsSchema,

@@ -7,7 +7,7 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
  * random bytes; withLock makes a UUID). Like Redlock's random value, it is made by the acquirer and
  * kept by it; the session's history holds only its digest until the release uses it.
  */
-export const RELEASE_KEY_PATTERN = /^[A-Za-z0-9_-]{16,128}$/;
+const RELEASE_KEY_PATTERN = /^[A-Za-z0-9_-]{16,128}$/;
 
 /** A release key's digest, as a session keeps it: 64 lowercase hex digits of its SHA-256. */
 export const RELEASE_KEY_DIGEST_PATTERN = /^[0-9a-f]{64}$/;

@@ -1,11 +1,11 @@
 /** A queue the lock service shows stalled: no live lease on its key, live tickets behind it. */
-export interface StalledQueueSeen {
+interface StalledQueueSeen {
   key: string;
   waiters: string[];
 }
 
 /** What one sweep decides: the queues to wake now, and what the next sweep compares with. */
-export interface SweepVerdict {
+interface SweepVerdict {
   wake: StalledQueueSeen[];
   seen: Map<string, string>;
 }

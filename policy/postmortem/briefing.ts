@@ -1,3 +1,4 @@
+// The post-mortem briefing: its sections, rendered from the facts by the template.
 import { describeCycle } from '../lockContract/waitForGraph';
 import { abortCriteria, type ReleaseGates, rollbackCommand } from './releaseGates';
 import { type PatchDescription, patchSentence } from './patchDescription';
@@ -11,8 +12,6 @@ export const BRIEFING_SECTIONS = [
   'Patch Validation Evidence',
   'Deployment Checklist & Guardrails',
 ] as const;
-export type BriefingSection = (typeof BRIEFING_SECTIONS)[number];
-
 /** The briefing's length limit, subject included. */
 export const MAX_BRIEFING_WORDS = 650;
 
@@ -38,7 +37,7 @@ export interface BriefingFacts {
 }
 
 /** Words in a text, as the limit counts them. */
-export function wordCount(text: string): number {
+function wordCount(text: string): number {
   return text.split(/\s+/).filter(Boolean).length;
 }
 
@@ -57,13 +56,13 @@ const SEVERITY: Record<Mechanism['kind'], string> = {
 };
 
 /** Where the patch stands, from its evidence. */
-export function patchReadiness(evidence: PatchEvidence): string {
+function patchReadiness(evidence: PatchEvidence): string {
   if (!evidence.tests) return 'patch unverified';
   return evidence.tests.failed > 0 ? 'patch not ready' : 'patch ready for canary';
 }
 
 /** The subject line: system, severity, mechanism and patch readiness. */
-export function briefingSubject(facts: BriefingFacts): string {
+function briefingSubject(facts: BriefingFacts): string {
   const what = MECHANISM_TITLE[facts.timeline.mechanism.kind];
   return `[${facts.job}] ${SEVERITY[facts.timeline.mechanism.kind]} ${what}: ${patchReadiness(facts.evidence)}`;
 }

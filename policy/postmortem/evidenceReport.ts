@@ -6,13 +6,13 @@ import { z } from 'zod';
 export const EVIDENCE_FORMAT = 'lockwarden-evidence/1';
 
 /** What wrote a report. */
-export const EVIDENCE_KINDS = ['contention-bench', 'scale-bench', 'fault-campaign', 'test-summary'] as const;
+const EVIDENCE_KINDS = ['contention-bench', 'scale-bench', 'fault-campaign', 'test-summary'] as const;
 export type EvidenceReportKind = (typeof EVIDENCE_KINDS)[number];
 
 const count = z.number().int().nonnegative();
 
 /** Test counts, as the runner counted them. */
-export const testCountsSchema = z.strictObject({
+const testCountsSchema = z.strictObject({
   total: count,
   passed: count,
   failed: count,

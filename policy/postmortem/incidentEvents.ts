@@ -1,3 +1,4 @@
+// The events an incident's timeline is built from, each on its own clock.
 import type { DeadlockFacts } from '../sessionModel/sessionTypes';
 import type { WaitForEdge } from '../lockContract/waitForGraph';
 
@@ -5,7 +6,7 @@ import type { WaitForEdge } from '../lockContract/waitForGraph';
 export type EventClock = 'service' | 'temporal';
 
 /** What every event of a key's incident log carries. */
-export interface EventBase {
+interface EventBase {
   /** Milliseconds since the epoch, on `clock`. */
   at: number;
   clock: EventClock;

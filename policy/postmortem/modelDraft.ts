@@ -1,3 +1,4 @@
+// A model's draft of a briefing: the tool it must call and the schema its draft must pass.
 import { z } from 'zod';
 import { redact } from '../textSafety/redaction';
 import type { Briefing, BriefingFacts } from './briefing';

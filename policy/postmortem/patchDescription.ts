@@ -1,3 +1,4 @@
+// What the patch under review is, in admitted words.
 import { inAdmittedWords, leaseVocabulary } from '../textSafety/leaseVocabulary';
 
 /**

@@ -4,17 +4,17 @@ import { inAdmittedWords, leaseVocabulary } from '../textSafety/leaseVocabulary'
 import { EVIDENCE_FORMAT, evidenceReportSchema, type EvidenceReportKind } from './evidenceReport';
 
 /** The kinds of report `--evidence` reads: a jest JSON report, or a report the benches write. */
-export type EvidenceKind = 'jest-report' | EvidenceReportKind;
+type EvidenceKind = 'jest-report' | EvidenceReportKind;
 
 /** One report, as read: its label (`before`, `after`, or none), its test counts, its figures by name. */
-export interface EvidenceSource {
+interface EvidenceSource {
   label: string | null;
   kind: EvidenceKind;
   tests: TestCounts | null;
   figures: { name: string; value: string }[];
 }
 
-export interface TestCounts {
+interface TestCounts {
   total: number;
   passed: number;
   failed: number;

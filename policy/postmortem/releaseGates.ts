@@ -1,7 +1,8 @@
+// The release gates a briefing writes down: canary steps, soak, abort thresholds, rollback.
 import { z } from 'zod';
 
 /** The window of an abort threshold when the gates do not say (minutes). */
-export const DEFAULT_WINDOW_MINUTES = 10;
+const DEFAULT_WINDOW_MINUTES = 10;
 
 /**
  * The release gates a briefing sets for the patch's canary: the steps (percent of traffic, rising to

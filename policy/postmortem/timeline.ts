@@ -1,3 +1,4 @@
+// An incident's timeline: its events ordered, and the mechanism they show.
 import { leaseVocabulary } from '../textSafety/leaseVocabulary';
 import { compareTokens } from '../lockContract/tokens';
 import { describeCycle, type WaitForEdge, waitingRequester } from '../lockContract/waitForGraph';
@@ -17,7 +18,7 @@ export interface Thread {
 }
 
 /** One step of the timeline, in order. */
-export interface TimelineStep {
+interface TimelineStep {
   kind: IncidentEventKind;
   thread: string;
   at: number;
@@ -28,7 +29,7 @@ export interface TimelineStep {
 }
 
 /** What the fenced writes left on one resource: the writes accepted and those refused, by thread. */
-export interface ResourceWrites {
+interface ResourceWrites {
   resource: string;
   accepted: { session: string; token: string }[];
   refused: { session: string; token: string; newestToken: string }[];
@@ -286,7 +287,7 @@ function because(reason: string, separator = ', '): string {
  * How far Temporal's clock is from the lock service's, from the answers whose service time and
  * Temporal's record of them are both known (the median, so one slow answer does not move it).
  */
-export function clockOffset(events: readonly IncidentEvent[]): Timeline['clock'] {
+function clockOffset(events: readonly IncidentEvent[]): Timeline['clock'] {
   const gaps = events
     .flatMap((e) => (e.clock === 'service' && e.temporalAt !== undefined ? [e.temporalAt - e.at] : []))
     .sort((a, b) => a - b);

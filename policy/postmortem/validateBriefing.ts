@@ -1,3 +1,5 @@
+// The rules a briefing must pass before it is sent; a draft that breaks one gives way to the
+// template.
 import { admitDraft } from '../textSafety/denyGate';
 import { leaseVocabulary } from '../textSafety/leaseVocabulary';
 import { redact } from '../textSafety/redaction';
@@ -15,10 +17,10 @@ export const BRIEFING_RULES = [
   'lease-vocabulary',
   'draft-gate',
 ] as const;
-export type BriefingRule = (typeof BRIEFING_RULES)[number];
+type BriefingRule = (typeof BRIEFING_RULES)[number];
 
 /** One broken rule and what broke it. */
-export interface BriefingProblem {
+interface BriefingProblem {
   rule: BriefingRule;
   problem: string;
 }

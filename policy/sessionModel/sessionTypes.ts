@@ -1,13 +1,12 @@
+// A session's phases, state and answers. Workflow code imports this module on every session's start,
+// so it holds no zod schema (the SDK evaluates a workflow's modules for each workflow it loads, and
+// zod's cost most: bench/workflowLoadCost.ts). The operator's answer is checked in operatorAnswer.ts.
 import type { AppliedAs } from '../decisions/guardrails';
 import type { Denial, FencedActionResult, Lease } from '../lockContract/lockSchemas';
 import type { OperatorDecision } from '../decisions/operatorAnswer';
 import { releaseKeyProblem } from '../lockContract/releaseKey';
 import type { SessionPhase } from './sessionPhases';
 import type { WaitForEdge } from '../lockContract/waitForGraph';
-
-// A session's phases, state and answers. Workflow code imports this module on every session's start,
-// so it holds no zod schema (the SDK evaluates a workflow's modules for each workflow it loads, and
-// zod's cost most: bench/workflowLoadCost.ts). The operator's answer is checked in operatorAnswer.ts.
 
 export type { OperatorDecision, OperatorDecisionInput } from '../decisions/operatorAnswer';
 

@@ -1,3 +1,4 @@
+// The deny gate: lease actions named in a model's output are refused, whatever the wording.
 import { z } from 'zod';
 import { describeIssues } from '../errors';
 import { fencingTokenSchema } from '../lockContract/lockSchemas';
@@ -5,11 +6,11 @@ import { leaseVocabulary } from './leaseVocabulary';
 import { redact, redactionTotal } from './redaction';
 
 /** The only lease actions there are. Anything else, however phrased, is not an action. */
-export const LEASE_ACTIONS = ['renew', 'extend', 'steal', 'release'] as const;
+const LEASE_ACTIONS = ['renew', 'extend', 'steal', 'release'] as const;
 /** Where a request comes from. Only the lock client may ask for a lease action. */
-export const REQUEST_SOURCES = ['lock_client', 'model_completion', 'drafting_lane', 'operator_ui'] as const;
+const REQUEST_SOURCES = ['lock_client', 'model_completion', 'drafting_lane', 'operator_ui'] as const;
 /** The drafting tasks a model may take on, always over redacted text. */
-export const DRAFT_TASKS = ['explain_log', 'draft_test', 'draft_briefing'] as const;
+const DRAFT_TASKS = ['explain_log', 'draft_test', 'draft_briefing'] as const;
 
 const leaseActionRequestSchema = z.strictObject({
   action: z.enum(LEASE_ACTIONS),
@@ -19,7 +20,7 @@ const leaseActionRequestSchema = z.strictObject({
 const draftRequestSchema = z.strictObject({ task: z.enum(DRAFT_TASKS), text: z.string() });
 
 /** The gate's answer: admitted, or denied with the reason. */
-export type GateVerdict = { admitted: true } | { admitted: false; reason: string };
+type GateVerdict = { admitted: true } | { admitted: false; reason: string };
 
 /**
  * Admits a lease action only when it is one of the typed actions, comes from the lock client, and

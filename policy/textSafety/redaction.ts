@@ -8,7 +8,7 @@ export interface RedactionCounts {
 }
 
 /** Text made safe for a model, and what was taken out of it. */
-export interface Redacted {
+interface Redacted {
   text: string;
   counts: RedactionCounts;
 }

@@ -1,3 +1,4 @@
+// The acquisition phase: the only place a session asks for the lease, and how it waits.
 import { condition, workflowInfo } from '@temporalio/workflow';
 import { describeOvertaking } from '../../policy/lockContract/fairness';
 import type { SessionAttempt } from '../../activities/lockActivities';

@@ -1,3 +1,4 @@
+// Deadlock: finding a wait-for cycle through the session, and checking one another session claims.
 import type { DeadlockNotice, SessionOutcome } from '../../policy/sessionModel/sessionTypes';
 import {
   cycleThrough,
@@ -32,7 +33,7 @@ export async function findDeadlock(session: LockSession, edges: WaitForEdge[]): 
 }
 
 /** How long the session that found a cycle keeps its place for the others to confirm it. */
-export const DEADLOCK_CONFIRM_GRACE_MS = 2_000;
+const DEADLOCK_CONFIRM_GRACE_MS = 2_000;
 
 // One session escalates the cycle; the rule is the same for every member, so they agree.
 function noticeOf(cycle: WaitForEdge[]): DeadlockNotice {

@@ -1,3 +1,4 @@
+// Asking for a retry decision after a denial, and what the guardrails make of it.
 import {
   ActivityFailure,
   ApplicationFailure,
@@ -41,7 +42,7 @@ const { decideRetry } = proxyActivities<Activities>(DECISION_OPTIONS);
 const { decideByPolicy } = proxyLocalActivities<Activities>(DECISION_OPTIONS);
 
 /** A decision and what the guardrails made of it. */
-export interface DecidedStep {
+interface DecidedStep {
   record: DecisionRecord;
   step: GuardedStep;
 }

@@ -1,3 +1,4 @@
+// Escalation: paging on-call, waiting for the operator's answer, telling on-call it is over.
 import { condition, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { EscalationNotice } from '../../activities/escalationStore';
@@ -32,7 +33,7 @@ export interface EscalationCause {
 }
 
 /** An escalation under way: what on-call was told, and until when the session waits for an answer. */
-export interface PagedEscalation {
+interface PagedEscalation {
   cause: EscalationCause;
   notice: EscalationNotice;
   timeoutMs: number;
@@ -45,8 +46,7 @@ export interface PagedEscalation {
  * `answered`, the operator granted more budget (the session tries again at once); `ended`, the
  * operator abandoned it or no answer came in time.
  */
-export type EscalationEvent =
-  { kind: 'woken' } | { kind: 'answered' } | { kind: 'ended'; outcome: SessionOutcome };
+type EscalationEvent = { kind: 'woken' } | { kind: 'answered' } | { kind: 'ended'; outcome: SessionOutcome };
 
 /** Pages on-call and shows the session as escalated. */
 export async function pageOnCall(session: LockSession, cause: EscalationCause): Promise<PagedEscalation> {

@@ -11,7 +11,7 @@ import type { LockSession } from './lockSession';
 import { sessionMetrics } from './metricsSink';
 
 /** The session's checked request, and the answer to its first attempt when the check made it. */
-export interface CheckedStart {
+interface CheckedStart {
   request: CheckedRequest;
   firstAttempt: SessionAttempt | null;
 }
@@ -50,7 +50,7 @@ export async function checkRequestAndTryFirst(input: unknown): Promise<CheckedSt
  * worker of its own version, and the UI says why.
  */
 const ANOTHER_VERSIONS_RUN =
-  'this session was started by another lockwarden version (0.1.0?): run it to its end on a worker of that version (README, Versioning)';
+  'this session was started by another lockwarden version (0.1.0?): run it to its end on a worker of that version (docs/versioning.md)';
 
 function checkOnly(input: unknown): Promise<CheckedRequest> {
   return typedFailure(() =>
@@ -102,7 +102,7 @@ export async function tryFastPath(session: LockSession, why: string): Promise<Se
  * The service is down: a denial like any other (no holder known, no place), so the session backs off
  * under its budget and tries again, rather than failing while the service restarts.
  */
-export function unreachableDenial(): SessionAttempt {
+function unreachableDenial(): SessionAttempt {
   const seen = { holder: null, holderLeaseUntil: null, waiters: 0, position: null, serviceTime: Date.now() };
   return { granted: false, denial: denial('UNAVAILABLE', seen) };
 }

@@ -1,3 +1,4 @@
+// The hold phase: the lease kept by its keeper until a release or a loss, then the fenced release.
 import {
   ActivityCancellationType,
   CancellationScope,
@@ -119,7 +120,7 @@ const UNREACHABLE_RETRY_MS = 1_000;
 function releaseWhileTimeLeft(lease: Lease): Promise<FencedActionResult> {
   return retryUntil(
     () =>
-      handoffCalls.releaseLock.executeWithOptions({ summary: `release token ${lease.token}` }, [
+      handoffCalls.releaseFencedLease.executeWithOptions({ summary: `release token ${lease.token}` }, [
         lease,
         'session',
       ]),

@@ -1,3 +1,4 @@
+// The session's metrics and log lines, through sinks.
 import { proxySinks } from '@temporalio/workflow';
 import type { SessionLogSinks, SessionMetricsSinks } from '../../temporal/sinks';
 

@@ -1,10 +1,9 @@
+// Signals a session sends to other workflows. A session that has ended cannot be told anything; that
+// is logged and not an error.
 import { getExternalWorkflowHandle, log, workflowInfo } from '@temporalio/workflow';
 import { acquisitionWorkflowId } from '../../policy/constants';
 import type { DeadlockNotice, SessionNews } from '../../policy/sessionModel/sessionTypes';
 import { deadlockFound, lockSessionUpdate } from '../../temporal/messages';
-
-// Signals a session sends to other workflows. A session that has ended cannot be told anything; that
-// is logged and not an error.
 
 /** Tells the waiting session of `requester` on `key` about a deadlock it is part of. */
 export async function tellOfDeadlock(key: string, requester: string, notice: DeadlockNotice): Promise<void> {

@@ -1,3 +1,4 @@
+// A session's message handlers, registered before its request is checked.
 import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
 import { FAILURE_TYPES } from '../../policy/errors';
 import {

@@ -187,8 +187,8 @@ export class SessionInbox extends SessionRecord {
  * validator must be.
  */
 function loadOperatorAnswerCheck(): typeof CheckOperatorAnswer {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const loaded =
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
     require('../../policy/decisions/operatorAnswer') as typeof import('../../policy/decisions/operatorAnswer');
   return loaded.checkOperatorAnswer;
 }

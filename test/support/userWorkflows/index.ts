@@ -1,4 +1,4 @@
-// A user's own workflows module, as in README "Using it from your own worker": a job that needs a
+// A user's own workflows module, as in docs/operations.md "Using it from your own worker": a job that needs a
 // lock, written with withLock, and an activity of the user's that writes with the lease's token.
 import { condition, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import { sessionState } from '../../../temporal/messages';

@@ -1,9 +1,6 @@
 // Temporal's floor for the contention bench: an in-memory FIFO mutex, as local activities.
 import type { Client } from '@temporalio/client';
-import { floorGo } from './floorWorkflows';
-
-/** The floor's in-memory FIFO mutex, as local activities of the benchmark worker. */
-export type FloorMutex = ReturnType<typeof createFloorMutex>;
+import { floorGo, type FloorMutex } from './floorWorkflows';
 
 /** The workflow id of a floor waiter. */
 export const floorWaiterId = (key: string, id: string) => `floor/${key}/${id}`;
@@ -12,7 +9,7 @@ export const floorWaiterId = (key: string, id: string) => `floor/${key}/${id}`;
  * A FIFO mutex per key in the benchmark's memory: taken by the head of the queue (or anyone when no
  * one waits), given back with a signal to the new head. No lock service, no decision, no guard.
  */
-export function createFloorMutex(client: Client) {
+export function createFloorMutex(client: Client): FloorMutex {
   const keys = new Map<string, { holder: string | null; waiters: string[] }>();
   const of = (key: string) => {
     let state = keys.get(key);

@@ -9,13 +9,21 @@ import {
   proxyLocalActivities,
   setHandler,
 } from '@temporalio/workflow';
-import type { FloorMutex } from './floorMutex';
 
 const { noop } = proxyActivities<{ noop(): Promise<void> }>({ startToCloseTimeout: '10 seconds' });
 
 export const floorReady = defineUpdate<void>('floorReady');
 export const floorFinish = defineUpdate<void>('floorFinish');
 export const floorGo = defineSignal('floorGo');
+
+/**
+ * The floor's in-memory FIFO mutex, as local activities of the benchmark worker (bench/floorMutex.ts):
+ * taken by the head of the queue, given back with a floorGo signal to the new head.
+ */
+export interface FloorMutex {
+  floorTake(input: { key: string; id: string }): Promise<boolean>;
+  floorGive(input: { key: string; id: string }): Promise<void>;
+}
 export const floorWake = defineUpdate<void>('floorWake');
 
 /**

@@ -74,7 +74,7 @@ async function main(): Promise<number> {
   // Bundled before any server starts: a bundle that fails to build leaves nothing running.
   const bundlePath = path.join(dirs.run, 'workflow-bundle.js');
   const bundle = await bundleWorkflowCode({
-    workflowsPath: withLockwardenWorkflows(require.resolve('./campaign/campaignWorkflows')),
+    workflowsPath: withLockwardenWorkflows(require.resolve('./campaignWorkflows')),
     logger: quietBundlerLogger,
   });
   fs.writeFileSync(bundlePath, bundle.code);

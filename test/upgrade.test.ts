@@ -5,15 +5,13 @@ import { createSessionWaker } from '../activities/sessionSignals';
 import { awaitLeaseOf, release, startAcquisition, stateOf } from '../client/lockwardenClient';
 import { LOCKWARDEN_VERSION } from '../policy/constants';
 import { createLockwardenWorker } from '../worker/createWorker';
-import { RELEASE_010, release010Bundle } from './support/release010';
+import { RELEASE_010, release010Bundle, release010Worker } from './support/release010';
 import { sessionFixture, silentLog, unique, workflowBundle } from './support/temporalFixture';
 import { waitFor } from './support/waitFor';
 
 // The upgrade docs/versioning.md tells an operator to make, done on the dev server:
 // workers of the 0.1.0 release and of the current code side by side in one Worker Deployment, each
-// a version of it; sessions stay on the version that started them until they end. (A real 0.1.0
-// worker also runs 0.1.0's activities; this one runs today's, which no longer have 0.1.0's
-// `renewLease`: the sessions' 120 s leases are given back long before 0.1.0 renews one, at 40 s.)
+// a version of it; sessions stay on the version that started them until they end.
 
 const RELEASE = RELEASE_010;
 
@@ -36,9 +34,11 @@ const buildIdsOf = async (client: Client, workflowId: string) =>
 describe('upgrading from 0.1.0 with Worker Versioning', () => {
   const fixture = sessionFixture();
   let oldBundle: WorkflowBundleWithSourceMap;
+  let currentBundle: WorkflowBundleWithSourceMap;
   let disposeRelease = () => {};
   beforeAll(async () => {
     ({ bundle: oldBundle, dispose: disposeRelease } = await release010Bundle());
+    currentBundle = await workflowBundle();
   });
   afterAll(() => disposeRelease());
 
@@ -60,15 +60,25 @@ describe('upgrading from 0.1.0 with Worker Versioning', () => {
       deploymentName,
       taskQueue,
       key,
-      request: (requester: string) => ({ key, requester, ttlMs: 120_000 }),
-      /** A worker of `bundle`'s workflow code: a version of the deployment, or unversioned. */
-      worker: (bundle: WorkflowBundleWithSourceMap, buildId: string | null): Promise<Worker> =>
+      request: (requester: string) => ({ key, requester, ttlMs: 30_000 }),
+      /** A worker of the current code: a version of the deployment, or unversioned. */
+      worker: (buildId: string | null): Promise<Worker> =>
         createLockwardenWorker({
           connection: nativeConnection,
           namespace,
           taskQueue,
           deps,
-          workflows: { workflowBundle: bundle },
+          workflows: { workflowBundle: currentBundle },
+          deployment: buildId ? { name: deploymentName, buildId } : null,
+        }),
+      /** A worker of 0.1.0, with 0.1.0's workflow code and activity names. */
+      worker010: (buildId: string | null): Promise<Worker> =>
+        release010Worker({
+          connection: nativeConnection,
+          namespace,
+          taskQueue,
+          deps,
+          workflowBundle: oldBundle,
           deployment: buildId ? { name: deploymentName, buildId } : null,
         }),
       /** Until `session` waits at `place` in the key's queue. */
@@ -123,8 +133,8 @@ describe('upgrading from 0.1.0 with Worker Versioning', () => {
   it('0.1.0 sessions keep running and end on the 0.1.0 worker, while sessions started after the switch run on the current code', async () => {
     const up = upgradeSetting();
     const { client } = up;
-    const oldWorker = await up.worker(oldBundle, RELEASE.buildId);
-    const newWorker = await up.worker(await workflowBundle(), LOCKWARDEN_VERSION);
+    const oldWorker = await up.worker010(RELEASE.buildId);
+    const newWorker = await up.worker(LOCKWARDEN_VERSION);
     const oldRun = oldWorker.run();
     let newRun: Promise<void> | undefined;
     try {
@@ -183,10 +193,7 @@ describe('upgrading from 0.1.0 with Worker Versioning', () => {
       ...placement,
       pinTo: { deploymentName: up.deploymentName, buildId: LOCKWARDEN_VERSION },
     };
-    const workers = [
-      await up.worker(oldBundle, null),
-      await up.worker(await workflowBundle(), LOCKWARDEN_VERSION),
-    ];
+    const workers = [await up.worker010(null), await up.worker(LOCKWARDEN_VERSION)];
     await running(workers, async () => {
       // 0.1.0 as it shipped: unversioned. Its session holds the key.
       const old = await startAcquisition(client, up.request('old'), placement);

@@ -1,5 +1,7 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { EvidenceFile } from '../../bench/evidenceFile';
 import { leaseVocabulary } from '../../policy/textSafety/leaseVocabulary';
 import type { IncidentEvent } from '../../policy/postmortem/incidentEvents';
 import { type BriefingFacts, briefingWords, renderBriefing } from '../../policy/postmortem/briefing';
@@ -244,6 +246,25 @@ describe('post-mortem inputs', () => {
     expect(evidence.figures.some((f) => /^\d+ parked waiters on \d+ keys: worker CPU/.test(f))).toBe(true);
     expect(evidence.figures.length).toBeLessThanOrEqual(8);
     for (const line of evidence.figures) expect(leaseVocabulary(line)).toBeNull();
+  });
+
+  it('reads what the benches write: an EvidenceFile report, tests counted, figures in order', () => {
+    const file = path.join(os.tmpdir(), `lockwarden-evidence-${process.pid}.json`);
+    const written = new EvidenceFile('fault-campaign', 'backend sqlite, seed 7, 60 s');
+    written.figure('fault campaign on sqlite (seed 7)', '0 violations (10 of 10 writes accepted)');
+    written.write(file, { total: 3, passed: 2, failed: 1, skipped: 0 });
+    try {
+      expect(readEvidence(fs.readFileSync(file, 'utf8'), 'after')).toEqual({
+        label: 'after',
+        kind: 'fault-campaign',
+        tests: { total: 3, passed: 2, failed: 1, skipped: 0 },
+        figures: [
+          { name: 'fault campaign on sqlite (seed 7)', value: '0 violations (10 of 10 writes accepted)' },
+        ],
+      });
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
   });
 
   it('refuses gates without a number to abort on, or a canary that does not rise to 100', () => {

@@ -1,9 +1,23 @@
-// The 0.1.0 release's workflow code, extracted from git: what the upgrade and replay tests run as 0.1.0.
+// The 0.1.0 release's workflow code, extracted from git, and a worker that runs it as 0.1.0's did:
+// what the upgrade and replay tests run as 0.1.0.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  type NativeConnection,
+  Worker,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
+import { type ActivityDeps, createActivities } from '../../activities';
+import { renewFenced } from '../../activities/leaseActions';
+import { createMetrics } from '../../activities/metrics';
+import type { Lease } from '../../policy/lockContract/lockSchemas';
+import type { WorkerDeployment } from '../../worker/config';
+import { pinnedTo } from '../../worker/createWorker';
+import { sessionLogSinks } from '../../worker/sessionLogSinks';
+import { sessionMetricsSinks } from '../../worker/sessionMetricsSinks';
 import { quietBundlerLogger } from '../../devkit/temporal';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -63,4 +77,40 @@ export async function release010Bundle(): Promise<{
     fs.rmSync(dir, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** What a 0.1.0 worker of the upgrade test runs on. */
+export interface Release010WorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  deps: ActivityDeps;
+  workflowBundle: WorkflowBundleWithSourceMap;
+  /** A version of a Worker Deployment, or null for an unversioned worker (as 0.1.0's own was). */
+  deployment: WorkerDeployment | null;
+}
+
+/**
+ * A worker as 0.1.0 ran one: 0.1.0's workflow code, and its activities under 0.1.0's names. Today's
+ * activities do what 0.1.0's did; two of 0.1.0's names are gone from them (`releaseLock`, now
+ * `releaseFencedLease`; `renewLease`, the renewal 0.1.0's sessions made from the workflow, which the
+ * lease keeper replaced), so they are registered here under their old names.
+ */
+export function release010Worker(options: Release010WorkerOptions): Promise<Worker> {
+  const metrics = options.deps.metrics ?? createMetrics();
+  const activities = createActivities({ ...options.deps, metrics });
+  const { locks, log } = options.deps;
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    workflowBundle: options.workflowBundle,
+    activities: {
+      ...activities,
+      releaseLock: activities.releaseFencedLease,
+      renewLease: (lease: Lease) => renewFenced({ locks, log, metrics }, lease),
+    },
+    sinks: { ...sessionMetricsSinks(metrics), ...sessionLogSinks(log) },
+    ...(options.deployment ? { workerDeploymentOptions: pinnedTo(options.deployment) } : {}),
+  });
 }

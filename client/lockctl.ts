@@ -359,7 +359,7 @@ program
   .option('--job <name>', 'impacted workflow or job (default: the key)')
   .option(
     '--evidence <[label=]file>',
-    'a jest JSON report, or contention, scale or fault-campaign bench output; repeat it, labelled before=… and after=…, to compare',
+    'JSON: a jest report (jest --json), or the report a bench, the fault campaign or the test runner writes (bench/results/*.json, evidence.json, .data/test-summary.json); repeat it, labelled before=… and after=…, to compare',
     (value: string, previous: string[] = []) => [...previous, value],
   )
   .option(

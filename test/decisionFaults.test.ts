@@ -355,7 +355,11 @@ describe("the decision log line and the model's free text", () => {
     expect(JSON.stringify(fake.requests[1]!.body.messages)).toContain(
       'lease_renewal_instruction: must be null',
     );
-    expect(fake.requests[0]!.body.system).toContain('lease_renewal_instruction: always null');
+    // The tool's schema asks for null; the prompt's prose never speaks of it.
+    expect(JSON.stringify(fake.requests[0]!.body.tools)).toContain(
+      '"lease_renewal_instruction":{"type":"null"}',
+    );
+    expect(fake.requests[0]!.body.system).not.toContain('lease_renewal_instruction');
     expect(JSON.stringify(lines)).not.toMatch(/8812|hunter2/);
 
     // Advice given twice: the policy answers, and the advice is nowhere.

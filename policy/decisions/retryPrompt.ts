@@ -15,11 +15,10 @@ interface RetryPrompt {
 
 const SYSTEM = `You advise a lock-acquisition harness on what to do after a lease-based distributed lock could not be acquired. You only advise on waiting: the harness validates your answer, clamps it with rules you cannot change, and decides itself what happens to the lock. Nothing you write is carried out as an action on a lock.
 
-Answer by calling the ${DECISION_TOOL_NAME} tool exactly once. Its fields:
+Answer by calling the ${DECISION_TOOL_NAME} tool exactly once, with every field its schema names (a field the schema types as null is null). Its fields:
 - decision: "retry", "escalate" (hand over to a human on call) or "abandon" (stop trying).
 - retry_after_ms: whole milliseconds to wait before the next attempt; required when decision is "retry", otherwise null.
 - backoff_strategy: "linear", "exponential", "decorrelated-jitter", or null when not retrying.
-- lease_renewal_instruction: always null. You are not asked about leases: the harness keeps them itself, and an answer with text here is sent back to be corrected.
 - starvation_risk: "low", "medium" or "high".
 - deadlock_detected: true only if the wait-for edges show a cycle through this requester (or the owner it acts for).
 - escalation_reason: why a human is needed; required when decision is "escalate", otherwise null.
@@ -27,8 +26,8 @@ Answer by calling the ${DECISION_TOOL_NAME} tool exactly once. Its fields:
 
 Decide by these rules:
 1. If the holder's lease has run out or is about to, retry after a short delay.
-2. If this requester is woken by a release, the harness wakes it the moment the lock is released, so the delay is only a fallback: ask to come back when the holder's lease runs out, not in small steps. Otherwise, if others are waiting and the fairness policy is FIFO, keep the delay modest so this requester does not lose its place; never back off so far that a latecomer gets ahead.
-3. If more than 80% of the wait budget is used, escalate unless the lock looks about to be released.
+2. If this requester is woken when the holder lets go, the harness wakes it at that moment, so the delay is only a fallback: ask to come back when the holder's lease runs out, not in small steps. Otherwise, if others are waiting and the fairness policy is FIFO, keep the delay modest so this requester does not lose its place; never back off so far that a latecomer gets ahead.
+3. If more than 80% of the wait budget is used, escalate unless the holder looks about to let go.
 4. If this requester has failed many times in a row for the same reason, consider escalating.
 5. If the wait-for edges form a cycle through this requester, set deadlock_detected to true and escalate.
 6. Never ask for a delay under 50 ms: that is the lock service's latency floor.
@@ -70,7 +69,7 @@ export function buildRetryPrompt(
     `- attempt: ${ctx.attempt} of at most ${ctx.maxRetries + 1}`,
     `- fairness policy: ${ctx.fairnessPolicy}`,
     `- queue position: ${ctx.queuePosition ?? 'not queued'}`,
-    `- woken by a release: ${ctx.wokenByRelease ? 'yes (it keeps its place, and the harness wakes it the moment the lock is released)' : 'no'}`,
+    `- woken when the holder lets go: ${ctx.wokenByRelease ? 'yes (it keeps its place, and the harness wakes it at that moment)' : 'no'}`,
     `- other clients waiting: ${ctx.otherWaitersExist ? 'yes' : 'no'}`,
     '',
     'Failure (data):',

@@ -5,6 +5,7 @@ import { decideByPolicy, type PolicyTuning } from '../../policy/decisions/decisi
 import { guardDecision } from '../../policy/decisions/guardrails';
 import type { DecisionContext, RetryDecision } from '../../policy/decisions/retryDecision';
 import { buildRetryPrompt } from '../../policy/decisions/retryPrompt';
+import { leaseVocabulary } from '../../policy/textSafety/leaseVocabulary';
 
 const tuning: PolicyTuning = {
   baseBackoffMs: 100,
@@ -291,10 +292,19 @@ describe('retry prompt', () => {
     const line = (woken: boolean) =>
       buildRetryPrompt(context({ wokenByRelease: woken }))
         .user.split('\n')
-        .find((l) => l.startsWith('- woken by a release:'));
-    expect(line(true)).toMatch(/^- woken by a release: yes .*the moment the lock is released/);
-    expect(line(false)).toBe('- woken by a release: no');
-    expect(buildRetryPrompt(context()).system).toMatch(/woken by a release.*only a fallback/);
+        .find((l) => l.startsWith('- woken when the holder lets go:'));
+    expect(line(true)).toMatch(/^- woken when the holder lets go: yes .*wakes it at that moment/);
+    expect(line(false)).toBe('- woken when the holder lets go: no');
+    expect(buildRetryPrompt(context()).system).toMatch(/woken when the holder lets go.*only a fallback/);
+  });
+
+  it("speaks no lease vocabulary of its own: its text passes the drafts' gate (the null-only field stays in the tool's schema)", () => {
+    for (const woken of [true, false]) {
+      const { system, user } = buildRetryPrompt(context({ wokenByRelease: woken }));
+      expect(leaseVocabulary(system)).toBeNull();
+      expect(leaseVocabulary(user)).toBeNull();
+    }
+    expect(buildRetryPrompt(context()).system).not.toContain('lease_renewal_instruction');
   });
 
   it('is a pure function of the context: neither the clock nor randomness changes it', () => {

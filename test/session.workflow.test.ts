@@ -33,6 +33,7 @@ import {
   fastPathHoldRelease,
   heldByKeeper,
   leaseLost,
+  modelAbandons,
   modelClampedThenEscalate,
   modelOverruledByBudget,
   lockStatusOfQueue,
@@ -266,6 +267,18 @@ describe('acquisition sessions on the dev server', () => {
         ),
       ).rejects.toThrow(LockNotAcquiredError);
     });
+  });
+
+  it("a model's abandon within the budget reaches the caller, with the model's reasoning", async () => {
+    const seen = await run(modelAbandons);
+    expect(seen.modelRequests).toBe(1);
+    expect(seen.failure).toBeInstanceOf(LockNotAcquiredError);
+    expect((seen.failure as LockNotAcquiredError).outcome).toMatchObject({
+      status: 'abandoned',
+      reason: 'The holder runs a nightly job that will not finish within this wait budget.',
+    });
+    expect(seen.outcome).toMatchObject({ status: 'abandoned', attempts: 1 });
+    expect(seen.queueAfter).toEqual([]);
   });
 
   it("follows the model's retry, clamped by the harness, then its escalation; the history shows both", async () => {

@@ -3,7 +3,11 @@ import { retryBudgetSchema } from '../../policy/decisions/acquireRequest';
 import { LATENCY_FLOOR_MS } from '../../policy/constants';
 import { decideByPolicy, type PolicyTuning } from '../../policy/decisions/decisionPolicy';
 import { guardDecision } from '../../policy/decisions/guardrails';
-import type { DecisionContext, RetryDecision } from '../../policy/decisions/retryDecision';
+import {
+  type DecisionContext,
+  type RetryDecision,
+  retryDecisionSchema,
+} from '../../policy/decisions/retryDecision';
 import { buildRetryPrompt } from '../../policy/decisions/retryPrompt';
 import { leaseVocabulary } from '../../policy/textSafety/leaseVocabulary';
 
@@ -180,6 +184,29 @@ describe('guardrails over any provider answer', () => {
     escalation_reason: fc.option(fc.string(), { nil: null }),
     explanation: fc.string(),
   }) as fc.Arbitrary<RetryDecision>;
+
+  it('requires escalation_reason exactly when the decision is escalate', () => {
+    const valid = decideByPolicy(context(), tuning, half);
+    fc.assert(
+      fc.property(
+        fc.constantFrom('retry', 'escalate', 'abandon'),
+        fc.option(fc.string({ minLength: 0, maxLength: 40 }), { nil: null }),
+        (decision, reason) => {
+          const candidate = {
+            ...valid,
+            decision,
+            retry_after_ms: decision === 'retry' ? 500 : null,
+            backoff_strategy: decision === 'retry' ? 'exponential' : null,
+            escalation_reason: reason,
+          };
+          const accepted = retryDecisionSchema.safeParse(candidate).success;
+          const hasReason = reason !== null && reason.trim() !== '';
+          // Escalate: accepted with a reason only. Otherwise: accepted without one only.
+          return accepted === (decision === 'escalate' ? hasReason : reason === null);
+        },
+      ),
+    );
+  });
 
   it('never lets a sleep outside [50 ms, min(max backoff, budget left)] through, whatever was decided', () => {
     fc.assert(

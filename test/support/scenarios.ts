@@ -442,6 +442,38 @@ export const modelClampedThenEscalate = {
   },
 } satisfies Scenario;
 
+/** The model abandons within the budget: the caller's acquire() fails with the model's own reasoning. */
+export const modelAbandons = {
+  name: 'session-model-abandons',
+  histories: ['session-model-abandons'],
+  model: [
+    modelDecision({
+      decision: 'abandon',
+      retry_after_ms: null,
+      backoff_strategy: null,
+      starvation_risk: 'high',
+      explanation: 'The holder runs a nightly job that will not finish within this wait budget.',
+    }),
+  ],
+  async run({ client, taskQueue, locks, model, tag }: ScenarioContext) {
+    const key = `abandoned-${tag}`;
+    await holdOutside(locks, key, 'replica-a');
+    const request = { key, requester: 'replica-b', fairness: 'no-starvation-guarantee' as const };
+    const failure = await acquire(client, request, { taskQueue }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    const workflowId = acquisitionWorkflowId(key, 'replica-b');
+    return {
+      histories: { 'session-model-abandons': workflowId },
+      failure,
+      outcome: await client.workflow.getHandle(workflowId).result(),
+      modelRequests: model?.requests.length ?? 0,
+      queueAfter: (await locks.inspect(key)).waiters,
+    };
+  },
+} satisfies Scenario;
+
 export const modelOverruledByBudget = {
   name: 'session-model-overruled-by-budget',
   histories: ['session-model-overruled-by-budget'],
@@ -721,6 +753,7 @@ export const SCENARIOS: Scenario[] = [
   escalationResolvedByRelease,
   wokenDuringDecision,
   modelClampedThenEscalate,
+  modelAbandons,
   modelOverruledByBudget,
   constraintsEnforced,
   deadlock,

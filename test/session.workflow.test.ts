@@ -23,7 +23,7 @@ import {
   SessionNotYetStartedError,
 } from '../policy/errors';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
-import { runScenario } from './support/runScenario';
+import { FAKE_MODEL, runScenario } from './support/runScenario';
 import {
   constraintsEnforced,
   deadlock,
@@ -34,6 +34,7 @@ import {
   heldByKeeper,
   leaseLost,
   modelAbandons,
+  modelByWaitSpan,
   modelClampedThenEscalate,
   modelOverruledByBudget,
   lockStatusOfQueue,
@@ -279,6 +280,18 @@ describe('acquisition sessions on the dev server', () => {
     });
     expect(seen.outcome).toMatchObject({ status: 'abandoned', attempts: 1 });
     expect(seen.queueAfter).toEqual([]);
+  });
+
+  it('asks the larger model, with the wait-for edges, for a wait spanning keys; the small one for a wait on one key', async () => {
+    const seen = await run(modelByWaitSpan);
+    const prompt = (request: typeof seen.multi) => JSON.stringify(request?.body.messages ?? null);
+    expect(seen.multi?.body.model).toBe(FAKE_MODEL.largeModel);
+    expect(prompt(seen.multi)).toContain(String.raw`- \"job\" waits for \"wanted-`);
+    expect(prompt(seen.multi)).toContain(String.raw`- \"other-job\" waits for \"held-`);
+    expect(seen.single?.body.model).toBe(FAKE_MODEL.model);
+    expect(prompt(seen.single)).toContain(
+      String.raw`edges involving this requester or its owner (data):\n- none`,
+    );
   });
 
   it("follows the model's retry, clamped by the harness, then its escalation; the history shows both", async () => {

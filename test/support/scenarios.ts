@@ -474,6 +474,64 @@ export const modelAbandons = {
   },
 } satisfies Scenario;
 
+/**
+ * Two waits, one model configuration: a wait whose owner's wait-for edges span two keys (it holds one
+ * key that another waits for, and waits for a second) asks the larger model with the edges in the
+ * prompt; a wait on one key, with no owner, asks the small one with none.
+ */
+export const modelByWaitSpan = {
+  name: 'session-model-by-wait-span',
+  histories: ['session-model-by-wait-span-multi', 'session-model-by-wait-span-single'],
+  model: [modelDecision({}), modelDecision({})],
+  async run({ client, taskQueue, locks, model, tag }: ScenarioContext) {
+    const [held, wanted, lone] = [`held-${tag}`, `wanted-${tag}`, `lone-${tag}`];
+    // Edges join owners (threads of control): the job holds `held` (through its first step), which
+    // another job waits for, and its second step waits for `wanted`, which a third job holds.
+    const grant = async (key: string, requester: string, owner: string) => {
+      const held = await locks.tryAcquire({ key, requester, owner, ttlMs: 60_000 });
+      if (!held.granted) throw new Error(`scenario setup: ${key} is already held`);
+      return held.lease;
+    };
+    await grant(held, 'job-step-1', 'job');
+    await locks.tryAcquire({
+      key: held,
+      requester: 'other-step',
+      owner: 'other-job',
+      ttlMs: 60_000,
+      queueTicketMs: 60_000,
+    });
+    const wantedLease = await grant(wanted, 'third-step', 'third-job');
+    const loneLease = await holdOutside(locks, lone, 'outsider');
+    const multi = await startAcquisition(
+      client,
+      { key: wanted, requester: 'job-step-2', owner: 'job' },
+      { taskQueue },
+    );
+    const single = await startAcquisition(client, { key: lone, requester: 'solo' }, { taskQueue });
+    await waitFor('both asked the model', async () => (model?.requests.length ?? 0) >= 2);
+    // Let both have their keys, and give them back through their sessions.
+    await locks.release(wantedLease);
+    await locks.release(loneLease);
+    for (const session of [multi, single]) {
+      await waitFor('holding', phaseIs(client, session.workflowId, 'holding'));
+      await releaseHeld(client, session.workflowId);
+      await session.result();
+    }
+    const askedFor = (requester: string) =>
+      model?.requests.find((r) =>
+        JSON.stringify(r.body.messages).includes(`requested by: \\"${requester}\\"`),
+      );
+    return {
+      histories: {
+        'session-model-by-wait-span-multi': multi.workflowId,
+        'session-model-by-wait-span-single': single.workflowId,
+      },
+      multi: askedFor('job-step-2'),
+      single: askedFor('solo'),
+    };
+  },
+} satisfies Scenario;
+
 export const modelOverruledByBudget = {
   name: 'session-model-overruled-by-budget',
   histories: ['session-model-overruled-by-budget'],
@@ -754,6 +812,7 @@ export const SCENARIOS: Scenario[] = [
   wokenDuringDecision,
   modelClampedThenEscalate,
   modelAbandons,
+  modelByWaitSpan,
   modelOverruledByBudget,
   constraintsEnforced,
   deadlock,

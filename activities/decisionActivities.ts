@@ -3,7 +3,12 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { parseOrThrow } from '../policy/lockContract/lockSchemas';
 import { type DecisionRecord, type PolicyInput, policyRecord } from '../policy/decisions/decisionPolicy';
-import { type DecisionContext, decisionContextSchema } from '../policy/decisions/retryDecision';
+import {
+  type DecisionContext,
+  decisionContextSchema,
+  FALLBACK_CAUSES,
+  type FallbackCause,
+} from '../policy/decisions/retryDecision';
 import { redact } from '../policy/textSafety/redaction';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import type { ModelAnswer } from './anthropicDecider';
@@ -30,12 +35,19 @@ export function createDecisionActivities({ decider, log, metrics }: DecisionActi
     decideRetry: (input: PolicyInput) => decideRetry(input, decider),
     /**
      * The policy's decision, whatever model this worker has: sessions that began on a worker with no
-     * model ask it as a local activity, in the workflow task of the denial, and keep doing so.
+     * model ask it as a local activity, in the workflow task of the denial, and keep doing so; so
+     * does any session while the lock service cannot be reached (`cause`): an outage is not
+     * contention, and seed 000 asks no model about it.
      */
-    decideByPolicy: (input: PolicyInput) => decideRetry(input, null),
+    decideByPolicy: (input: PolicyInput, cause?: FallbackCause) =>
+      decideRetry(input, null, FALLBACK_CAUSES.includes(cause as FallbackCause) ? cause : undefined),
   };
 
-  async function decideRetry(input: PolicyInput, decider: Decider | null): Promise<DecisionRecord> {
+  async function decideRetry(
+    input: PolicyInput,
+    decider: Decider | null,
+    cause: FallbackCause = 'no-model-configured',
+  ): Promise<DecisionRecord> {
     const context = await nonRetryableOnBadInput(() =>
       parseOrThrow(decisionContextSchema, input.context, 'decision context'),
     );
@@ -66,7 +78,7 @@ export function createDecisionActivities({ decider, log, metrics }: DecisionActi
       );
       throw error;
     }
-    const record = redactRecord(toRecord({ ...input, context }, answer));
+    const record = redactRecord(toRecord({ ...input, context }, answer, cause));
     if (answer) metrics?.modelLatency.observe({ result: answer.kind }, latencyMs() / 1000);
     metrics?.decisions.inc({
       provider: record.provider,
@@ -97,8 +109,8 @@ export function createDecisionActivities({ decider, log, metrics }: DecisionActi
 }
 
 // The record of a model's answer, or of the policy's when there is no model or the answer is unusable.
-function toRecord(input: PolicyInput, answer: ModelAnswer | null): DecisionRecord {
-  if (!answer) return policyRecord(input, 'no-model-configured');
+function toRecord(input: PolicyInput, answer: ModelAnswer | null, cause: FallbackCause): DecisionRecord {
+  if (!answer) return policyRecord(input, cause);
   if (answer.kind === 'fallback') return policyRecord(input, answer.cause, answer.detail, answer.model);
   return {
     decision: answer.decision,

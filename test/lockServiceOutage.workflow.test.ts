@@ -2,13 +2,16 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createAnthropicDecider } from '../activities/anthropicDecider';
 import { FileEscalationStore } from '../activities/escalationStore';
+import { FakeMessagesApi } from '../devkit/fakeMessagesApi';
 import { mapConcurrently } from '../client/concurrency';
 import { acquire, release, startAcquisition, stateOf } from '../client/lockwardenClient';
 import type { LockService } from '../locks/lockService';
 import { openLockService } from '../locks/openLockService';
 import { SESSION_QUEUE_TICKET_MS } from '../policy/lockContract/lockSchemas';
 import { deadlockFound, fairnessViolated } from '../temporal/messages';
+import { FAKE_MODEL } from './support/runScenario';
 import { sessionFixture, silentLog, withWorker } from './support/temporalFixture';
 import { freshSqlitePath, unique } from '../devkit/tempFiles';
 import { waitFor } from './support/waitFor';
@@ -50,9 +53,12 @@ describe('a lock service outage', () => {
     server('stop');
   });
 
-  it('is a wait, not the end of a session: a waiter backs off until the service is back, and a release is retried until it lands', async () => {
+  it('is a wait, not the end of a session: a waiter backs off until the service is back (no model asked), and a release is retried until it lands', async () => {
     const escalations = new FileEscalationStore(freshSqlitePath().replace(/\.sqlite$/, '.jsonl'));
-    await withWorker(fixture.env, { locks, log: silentLog, escalations }, async (taskQueue) => {
+    // A worker that decides through a model: an outage is not contention, and no model is asked.
+    const model = await new FakeMessagesApi().start();
+    const decider = createAnthropicDecider({ ...FAKE_MODEL, baseURL: model.baseURL });
+    await withWorker(fixture.env, { locks, log: silentLog, escalations, decider }, async (taskQueue) => {
       const key = unique('outage');
       const holder = await acquire(
         fixture.env.client,
@@ -119,11 +125,16 @@ describe('a lock service outage', () => {
         const state = await stateOf(fixture.env.client, waiter.workflowId);
         expect(state.lease?.holder).toBe('waiter');
         expect(state.attempts).toBeGreaterThan(1);
+        // Every decision of the outage came from the policy, saying why; the model was never asked.
+        expect(state.decisions.length).toBeGreaterThan(0);
+        for (const decision of state.decisions)
+          expect(decision).toMatchObject({ provider: 'policy', fallbackCause: 'lock-service-unreachable' });
+        expect(model.requests).toEqual([]);
         expect(await release(fixture.env.client, state.lease!)).toMatchObject({ ok: true });
       } finally {
         server('start');
       }
-    });
+    }).finally(() => model.stop());
   }, 120_000);
 
   it('a restart under 1,000 tickets: parked sessions keep their places, sleep through it, and are handed the key in order', async () => {

@@ -113,5 +113,6 @@ export const FALLBACK_CAUSES = [
   'invalid-after-repair',
   'model-request-rejected',
   'model-unavailable',
+  'lock-service-unreachable',
 ] as const;
 export type FallbackCause = (typeof FALLBACK_CAUSES)[number];

@@ -99,7 +99,7 @@ export function createLockActivities({
 
     /**
      * The live lease the lock service holds for `holder` on `key` now, or null: how a workflow checks
-     * a message that claims a lease (withLock's notice, a continued run's carried lease) before it
+     * a message that claims a lease (withLock's notice) before it
      * uses one. The token and deadline returned are the service's, never the message's.
      */
     async leaseHeldBy(key: string, holder: string): Promise<LiveLease | null> {

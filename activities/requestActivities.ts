@@ -48,7 +48,7 @@ export interface CheckedFirstAttempt {
  * The check of a fresh session's request and its first fast-path attempt, in one local activity: one
  * round trip between the workflow and the worker fewer on every acquire than the check followed by
  * the attempt. Run again whole when retried: both halves are idempotent. Only fresh sessions ask
- * it: a run continued as new tries from its own state (workflows/session/checkedRequest.ts).
+ * it: a run continued as new tries from its own state (workflows/session/fastPath.ts).
  */
 export function createFirstAttemptActivity(
   check: (input: unknown) => Promise<CheckedRequest>,

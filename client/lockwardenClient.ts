@@ -26,7 +26,6 @@ import {
 } from '../policy/constants';
 import {
   FAILURE_TYPES,
-  InvalidLockRequestError,
   LeaseActionDeniedError,
   LockNotAcquiredError,
   SessionNotYetStartedError,
@@ -422,10 +421,6 @@ export async function forceRelease(
     { key, holder, token, reason: options?.reason },
     'force-release request',
   );
-  if (target.reason === undefined)
-    throw new InvalidLockRequestError('force-release request', [
-      'reason: must say why the lease is taken away',
-    ]);
   return client.workflow.execute<typeof releaseLock>('releaseLock', {
     taskQueue: placement.taskQueue ?? DEFAULT_TASK_QUEUE,
     workflowId: releaseWorkflowId(target.key, target.holder, target.token),

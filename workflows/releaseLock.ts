@@ -11,7 +11,7 @@ import { lockCalls } from './lockCalls';
  * operator's reason logged and counted by the release activity.
  */
 export async function releaseLock(
-  input: Pick<Lease, 'key' | 'holder' | 'token'> & { reason?: string },
+  input: Pick<Lease, 'key' | 'holder' | 'token'> & { reason: string },
 ): Promise<FencedActionResult> {
   // Any client may start this workflow with anything: a bad input fails it with a typed failure.
   const { reason, ...lease } = await nonRetryableOnBadInput(() => loadTargetCheck()(input));
@@ -21,7 +21,7 @@ export async function releaseLock(
   ]);
   const result = await lockCalls.releaseFencedLease.executeWithOptions(
     { summary: `force-release token ${lease.token}` },
-    reason === undefined ? [lease] : [lease, 'operator', reason],
+    [lease, 'operator', reason],
   );
   upsertSearchAttributes([
     { key: SEARCH_ATTRIBUTES.lockState, value: result.ok ? 'released' : 'release-refused' },

@@ -22,7 +22,7 @@ export function situationOf(denial: Denial): WaitSituation {
 /**
  * Whether a waiter must ask for a new retry decision: at its first denial, when the key has a new
  * holder or none (a lease ran out), or when it lost its place or fell back in the queue. A parked
- * waiter that only refreshes its ticket behind the same holder asks nothing.
+ * waiter that finds the same holder and its place asks nothing.
  */
 export function needsDecision(before: WaitSituation | null, now: WaitSituation): boolean {
   if (!before) return true;

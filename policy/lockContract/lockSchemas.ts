@@ -173,8 +173,8 @@ export const fencedTargetSchema = fencedTargetFields.transform(({ key, holder, t
 export type FencedTarget = z.output<typeof fencedTargetSchema>;
 
 /**
- * An operator's force-release: the lease's (key, holder, token) and why it is taken away. The reason
- * is required of every caller (client, lockctl); runs from before it (0.1.0) carry none.
+ * An operator's force-release: the lease's (key, holder, token) and why it is taken away, required
+ * of every caller (client, lockctl, a workflow started by hand).
  */
 export const forceReleaseSchema = fencedTargetFields
   .extend({
@@ -182,8 +182,7 @@ export const forceReleaseSchema = fencedTargetFields
       .string({ error: 'must say why the lease is taken away' })
       .trim()
       .min(1, 'must say why the lease is taken away')
-      .max(500, 'must be at most 500 characters')
-      .optional(),
+      .max(500, 'must be at most 500 characters'),
   })
   .transform(({ key, holder, token, reason }) => ({ key, holder, token, reason }));
 export type ForceRelease = z.output<typeof forceReleaseSchema>;

@@ -21,10 +21,9 @@ export interface RecordedDecision {
   appliedMs: number | null;
   /**
    * What the session did with it: slept its own back-off; parked, the delay giving way to the park
-   * (a release wakes it, `appliedMs` is only the timer's bound); escalated; or abandoned. Absent in
-   * runs from before it.
+   * (a release wakes it, `appliedMs` is only the timer's bound); escalated; or abandoned.
    */
-  appliedAs?: AppliedAs;
+  appliedAs: AppliedAs;
   fallbackCause: string | null;
 }
 

@@ -126,6 +126,8 @@ describe('what crosses from outside', () => {
       reason: 'holder gone',
     });
     expect(forceReleaseSchema.safeParse({ ...target, reason: '  ' }).success).toBe(false);
+    // Required of every caller, the releaseLock workflow started by hand included.
+    expect(forceReleaseSchema.safeParse(target).error?.issues[0]).toMatchObject({ path: ['reason'] });
     expect(forceReleaseSchema.safeParse({ ...target, reason: 'x'.repeat(501) }).success).toBe(false);
   });
 

@@ -80,7 +80,7 @@ export async function acquireUntilHeld(
       session.decideAfresh(); // the decision was cut short: the next denial asks again
       continue;
     }
-    // Nothing changed behind the same holder: the parked waiter refreshed its ticket, and parks again.
+    // Nothing changed behind the same holder: the parked waiter parks again, asking nothing.
     const step = decided ? decided.step : parkStep(progress, session);
 
     if (step.kind === 'escalate') {

@@ -14,6 +14,24 @@ export interface EscalationNotice {
   cycle?: WaitForEdge[];
   attempts: number;
   waitedMs: number;
+  /** The contention as the session last saw it: what on-call needs to act without opening the UI. */
+  contention?: EscalationContention;
+}
+
+/** The contention an escalation happens in, from the lock service's last denial and the session's state. */
+export interface EscalationContention {
+  /** Who holds the key (a requester name), or null when no one does or the service could not say. */
+  holder: string | null;
+  /** The last denial's code (`HELD`, `QUEUED`, `UNAVAILABLE`, ...). */
+  errorCode: string;
+  /** The session's place in the key's queue, or null without one. */
+  place: number | null;
+  /** The other waiters the service counted. */
+  waiters: number;
+  /** What is left of the session's budget. */
+  budgetLeft: { retries: number; waitMs: number };
+  /** The last three decisions, oldest first. */
+  lastDecisions: { attempt: number; provider: string; decision: string; retryAfterMs: number | null }[];
 }
 
 /** One escalation, as recorded for operators and for the starvation monitor. */

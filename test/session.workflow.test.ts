@@ -489,6 +489,22 @@ describe('acquisition sessions on the dev server', () => {
             reason: 'budget spent (max-retries)',
             deadlock: false,
             attempts: 1,
+            // The contention, as the session last saw it: who holds, why it was denied, its place.
+            contention: {
+              holder: 'stuck-job',
+              errorCode: 'HELD',
+              place: 1,
+              waiters: 0,
+              budgetLeft: { retries: 0, waitMs: expect.any(Number) },
+              lastDecisions: [
+                {
+                  attempt: 1,
+                  provider: 'policy',
+                  decision: expect.any(String),
+                  retryAfterMs: expect.any(Number),
+                },
+              ],
+            },
             flaggedForReview: false,
             resolve: expect.objectContaining({
               update: 'resolveEscalation',
@@ -525,6 +541,8 @@ describe('acquisition sessions on the dev server', () => {
           deadlock: false,
           attempts: 2,
           waitedMs: expect.any(Number),
+          // The escalation's own fields, its contention included (as it was when on-call was paged).
+          contention: expect.objectContaining({ holder: 'holder', errorCode: 'HELD' }),
           resolution: 'acquired',
         });
         const lines = (await fs.readFile(escalationsFile, 'utf8'))
@@ -535,6 +553,8 @@ describe('acquisition sessions on the dev server', () => {
           'escalated',
           'acquired',
         ]);
+        // The record carries the contention too: what on-call reads later, without the session.
+        expect(lines[0]).toMatchObject({ contention: { holder: 'holder', errorCode: 'HELD', place: 1 } });
         await release(fixture.env.client, { key, holder: 'replica-b' });
       });
     });

@@ -1,7 +1,7 @@
 // Escalation: paging on-call, waiting for the operator's answer, telling on-call it is over.
 import { condition, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import type { EscalationNotice } from '../../activities/escalationStore';
+import type { EscalationContention, EscalationNotice } from '../../activities/escalationStore';
 import type { Denial } from '../../policy/lockContract/lockSchemas';
 import type { SessionOutcome } from '../../policy/sessionModel/sessionTypes';
 import { untrustedText } from '../../policy/textSafety/untrustedText';
@@ -61,6 +61,7 @@ export async function pageOnCall(session: LockSession, cause: EscalationCause): 
     ...(cycle ? { cycle } : {}),
     attempts: session.attempts,
     waitedMs: session.waitedMs(),
+    contention: contentionOf(session),
   };
   session.beginEscalation(reason, deadlock);
   // Shown before on-call is paged, so the count of the key's escalations on every worker (the
@@ -150,4 +151,26 @@ async function settle(
     `operator ${answer.operator} granted ${answer.extraRetries} more retries: ${answer.reason}`,
   );
   return { kind: 'answered' };
+}
+
+// The contention as the session last saw it (its last denial, its budget, its last decisions), for
+// on-call's page and the escalation record.
+function contentionOf(session: LockSession): EscalationContention {
+  const denial = session.lastDenial;
+  const { budgetLeft, decisions } = session.state;
+  return {
+    holder: denial?.holder ?? null,
+    errorCode: denial?.code ?? 'none',
+    place: denial?.position ?? null,
+    waiters: denial?.waiters ?? 0,
+    budgetLeft: { ...budgetLeft },
+    lastDecisions: decisions
+      .slice(-3)
+      .map(({ attempt, provider, decision, retryAfterMs }) => ({
+        attempt,
+        provider,
+        decision,
+        retryAfterMs,
+      })),
+  };
 }

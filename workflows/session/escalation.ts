@@ -164,13 +164,11 @@ function contentionOf(session: LockSession): EscalationContention {
     place: denial?.position ?? null,
     waiters: denial?.waiters ?? 0,
     budgetLeft: { ...budgetLeft },
-    lastDecisions: decisions
-      .slice(-3)
-      .map(({ attempt, provider, decision, retryAfterMs }) => ({
-        attempt,
-        provider,
-        decision,
-        retryAfterMs,
-      })),
+    lastDecisions: decisions.slice(-3).map(({ attempt, provider, decision, retryAfterMs }) => ({
+      attempt,
+      provider,
+      decision,
+      retryAfterMs,
+    })),
   };
 }

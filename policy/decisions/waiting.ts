@@ -1,7 +1,6 @@
 // The waiting protocol's rules: when a parked waiter asks again, how long it parks, its ticket's
 // span.
 import type { RetryBudget } from './acquireRequest';
-import { LATENCY_FLOOR_MS } from '../constants';
 import type { NextStep, RetryProgress } from './guardrails';
 import { boundRetryDelay } from './guardrails';
 import type { Denial } from '../lockContract/lockSchemas';
@@ -52,51 +51,12 @@ export function wakeChangedNothing(before: WaitSituation | null, now: WaitSituat
   return nothingMoved(before, { ...now, holderLeaseUntil: before.holderLeaseUntil });
 }
 
-/** A parked waiter refreshes its queue ticket when this share of the ticket's life is gone. */
-const TICKET_REFRESH_SHARE = 0.5;
-
-/** How long a waiter may wait before its ticket, of `queueTicketMs`, must be refreshed. */
-export function ticketRefreshMs(queueTicketMs: number): number {
-  return Math.floor(queueTicketMs * TICKET_REFRESH_SHARE);
-}
-
 /**
  * Whether a denied waiter parks (one timer until a release wakes it) rather than backing off: it
  * holds a place in the queue, and wake-on-release is on, so a release will signal it.
  */
 export function canPark(denial: Denial, wakeOnRelease: boolean): boolean {
   return wakeOnRelease && denial.position !== null;
-}
-
-/**
- * How many waiters at the front of a key's queue watch the holder's lease end. A holder that died
- * releases nothing, so someone must wake when its lease runs out: the head, and the one behind it in
- * case the head's session is gone too (it then finds the free key reserved for a gone head, which the
- * fast path takes out of the queue). Two per key, whatever the queue's length.
- */
-const LEASE_WATCHERS = 2;
-
-/**
- * How long a parked waiter sleeps unless woken, read on the lock service's clock. The first
- * {@link LEASE_WATCHERS} of the queue sleep until the holder's lease ends; a waiter further back
- * sleeps until its ticket must be refreshed: a grant or a departure ahead of it wakes it when it
- * moves into the watch. Either way bounded like any sleep by what is left of the budget (but not by
- * the back-off cap: a park is not a poll).
- */
-export function parkFor(
-  denial: Denial,
-  queueTicketMs: number,
-  progress: RetryProgress,
-  budget: RetryBudget,
-): NextStep {
-  const refreshMs = ticketRefreshMs(queueTicketMs);
-  const watchesLease =
-    denial.position !== null && denial.position <= LEASE_WATCHERS && denial.holderLeaseUntil !== null;
-  const leaseEndsInMs = watchesLease
-    ? denial.holderLeaseUntil! - denial.serviceTime + LATENCY_FLOOR_MS
-    : refreshMs;
-  const dueMs = Math.max(LATENCY_FLOOR_MS, Math.min(refreshMs, leaseEndsInMs));
-  return boundRetryDelay(dueMs, progress, { ...budget, maxBackoffMs: Number.MAX_SAFE_INTEGER });
 }
 
 // ---- Parking until told (the protocol is in docs/sessions.md) ----

@@ -1,42 +1,36 @@
+// How long a parked waiter sleeps, and how long its ticket lives: the waiting protocol's pure rules.
 import { retryBudgetSchema } from '../../policy/decisions/acquireRequest';
-import { LATENCY_FLOOR_MS } from '../../policy/constants';
-import { denial, SESSION_QUEUE_TICKET_MS } from '../../policy/lockContract/lockSchemas';
-import { parkFor, ticketRefreshMs } from '../../policy/decisions/waiting';
+import { MAX_QUEUE_TICKET_MS } from '../../policy/lockContract/lockTerms';
+import { parkUntilTold, TICKET_GRACE_MS, ticketSpanMs } from '../../policy/decisions/waiting';
 
 const budget = retryBudgetSchema.parse({ maxRetries: 1_000, maxTotalWaitMs: 24 * 60 * 60 * 1000 });
-const progress = { attempts: 1, elapsedMs: 0 };
-const queued = (position: number | null, holderLeaseUntil: number | null) =>
-  denial('HELD', { holder: 'h', holderLeaseUntil, waiters: 5, position, serviceTime: 1_000 });
 
 describe('how long a parked waiter sleeps', () => {
-  it("the head and the one behind it watch the holder's lease end", () => {
-    for (const place of [1, 2]) {
-      const step = parkFor(queued(place, 31_000), SESSION_QUEUE_TICKET_MS, progress, budget);
-      expect(step).toMatchObject({ kind: 'sleep', sleepMs: 30_000 + LATENCY_FLOOR_MS });
-    }
-  });
-
-  it('a waiter further back sleeps until its ticket needs refreshing, not until the lease ends', () => {
-    const step = parkFor(queued(3, 31_000), SESSION_QUEUE_TICKET_MS, progress, budget);
-    expect(step).toMatchObject({ kind: 'sleep', sleepMs: ticketRefreshMs(SESSION_QUEUE_TICKET_MS) });
-    expect(ticketRefreshMs(SESSION_QUEUE_TICKET_MS)).toBeGreaterThanOrEqual(30 * 60 * 1000);
-  });
-
-  it('a head with no known lease end, and any waiter, is bounded by what is left of the budget', () => {
-    expect(parkFor(queued(1, null), SESSION_QUEUE_TICKET_MS, progress, budget)).toMatchObject({
-      sleepMs: ticketRefreshMs(SESSION_QUEUE_TICKET_MS),
-    });
-    const short = { ...budget, maxTotalWaitMs: 10_000 };
-    expect(parkFor(queued(3, 31_000), SESSION_QUEUE_TICKET_MS, progress, short)).toMatchObject({
+  it("until what is left of its budget runs out, head of the queue or not: not the holder's lease end, not a back-off step", () => {
+    // The back-off cap (maxBackoffMs) bounds a poll, not a park.
+    expect(parkUntilTold({ attempts: 1, elapsedMs: 0 }, budget)).toMatchObject({
       kind: 'sleep',
-      sleepMs: 10_000,
+      sleepMs: budget.maxTotalWaitMs,
     });
-    const spent = parkFor(
-      queued(3, 31_000),
-      SESSION_QUEUE_TICKET_MS,
-      { attempts: 2, elapsedMs: 10_000 },
-      short,
-    );
-    expect(spent.kind).toBe('stop');
+    expect(parkUntilTold({ attempts: 3, elapsedMs: 60_000 }, budget)).toMatchObject({
+      kind: 'sleep',
+      sleepMs: budget.maxTotalWaitMs - 60_000,
+    });
+  });
+
+  it('stops once the budget is spent: time or retries', () => {
+    const short = { ...budget, maxTotalWaitMs: 10_000 };
+    expect(parkUntilTold({ attempts: 2, elapsedMs: 10_000 }, short).kind).toBe('stop');
+    const few = { ...budget, maxRetries: 1 };
+    expect(parkUntilTold({ attempts: 2, elapsedMs: 0 }, few).kind).toBe('stop');
+  });
+});
+
+describe("how long a parked waiter's ticket lives", () => {
+  it('as long as the session waits (its budget or its escalation, whichever is longer), and a minute more, capped', () => {
+    expect(ticketSpanMs(60_000, 300_000)).toBe(300_000 + TICKET_GRACE_MS);
+    expect(ticketSpanMs(3_600_000, 300_000)).toBe(3_600_000 + TICKET_GRACE_MS);
+    expect(ticketSpanMs(-5_000, 0)).toBe(TICKET_GRACE_MS);
+    expect(ticketSpanMs(Number.MAX_SAFE_INTEGER, 0)).toBe(MAX_QUEUE_TICKET_MS);
   });
 });

@@ -31,6 +31,7 @@ export type { Decider } from '../activities/decisionActivities';
 export type { DraftAnswer, Drafter } from '../activities/briefingActivities';
 export type { DraftRequest } from '../policy/postmortem/modelDraft';
 export type {
+  EscalationContention,
   EscalationNotice,
   EscalationRecord,
   EscalationResolution,

@@ -37,7 +37,7 @@ export function createDecisionActivities({ decider, log, metrics }: DecisionActi
      * The policy's decision, whatever model this worker has: sessions that began on a worker with no
      * model ask it as a local activity, in the workflow task of the denial, and keep doing so; so
      * does any session while the lock service cannot be reached (`cause`): an outage is not
-     * contention, and seed 000 asks no model about it.
+     * contention, and no model is asked about it.
      */
     decideByPolicy: (input: PolicyInput, cause?: FallbackCause) =>
       decideRetry(input, null, FALLBACK_CAUSES.includes(cause as FallbackCause) ? cause : undefined),

@@ -141,8 +141,8 @@ async function unlessWoken<T>(session: LockSession, work: () => Promise<T>): Pro
 // good. With no model on the session's worker, the policy answers in a local activity: no activity
 // task and no second workflow task between a denial and the park.
 async function decide(input: PolicyInput, route: DecisionRoute): Promise<DecisionRecord> {
-  // The lock service is out of reach: not contention, so no model is asked (seed 000); the policy
-  // backs off, and the record says why.
+  // The lock service is out of reach: an outage, not contention, and a model has nothing to judge
+  // in it; the policy backs off, and the record says why.
   if (input.context.errorCode === 'UNAVAILABLE')
     return decideByPolicy.executeWithOptions(
       { summary: `retry decision, attempt ${input.context.attempt}: the lock service is unreachable` },

@@ -6,6 +6,7 @@ import { type EscalationStore, FileEscalationStore } from './escalationStore';
 import { createLockActivities, type LockActivityDeps } from './lockActivities';
 import { createMetrics, type Metrics } from './metrics';
 import { createOnCallActivities, DEFAULT_ONCALL, type OnCallConfig } from './oncallActivities';
+import type { OperatorHoldLimits } from '../policy/decisions/holdLimits';
 import { createFirstAttemptActivity, createRequestActivities } from './requestActivities';
 
 /** Everything the activities depend on; the worker builds it once, tests build it with real servers. */
@@ -23,6 +24,8 @@ export interface ActivityDeps extends LockActivityDeps {
    * here, by `decider` or the policy (single-process mode when `decider` is set).
    */
   modelTaskQueue?: string | null;
+  /** The longest hold limit and holder TTL this worker's sessions accept (its operator's maxima). */
+  holdLimits?: OperatorHoldLimits;
 }
 
 /** Builds every activity the worker registers, from its dependencies (no globals). */
@@ -30,6 +33,7 @@ export function createActivities(deps: ActivityDeps) {
   const metrics = deps.metrics ?? createMetrics();
   const requests = createRequestActivities({
     modelTaskQueue: deps.modelTaskQueue ?? null,
+    ...(deps.holdLimits ? { holdLimits: deps.holdLimits } : {}),
     hasModel: Boolean(deps.decider),
   });
   const locks = createLockActivities({ ...deps, metrics });

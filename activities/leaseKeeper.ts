@@ -4,17 +4,23 @@ import { CancelledFailure, Context } from '@temporalio/activity';
 import { firstRenewalInMs, LOCK_CALL_TIMEOUT_MS } from '../policy/decisions/leaseKeeping';
 import type { Lease } from '../policy/lockContract/lockSchemas';
 import { renewFenced, type RenewalDeps, type RenewalResult } from './leaseActions';
+import type { SessionWaker } from './sessionSignals';
 
 /** How often a keeper renews. */
 export interface KeepPlan {
   renewEveryMs: number;
 }
 
-/** Why a keeper stopped keeping its lease: the service refused a renewal, or could not be reached in time. */
+/**
+ * Why a keeper stopped keeping its lease: the service refused a renewal, could not be reached in
+ * time, or Temporal said the keeper's session is gone.
+ */
 export interface KeeperEnd {
   reason: string;
   /** The service answered (it refused the renewal); false when it could not be reached in time. */
   reachable: boolean;
+  /** Temporal said this keeper's run is gone (it renews nothing more: nothing holds the lease). */
+  sessionGone?: true;
 }
 
 /** The shortest bound a keeper's call is given: a call needs time to be answered at all. */
@@ -57,14 +63,20 @@ export class LeaseKeepers {
 const leaseId = ({ key, holder, token }: Pick<Lease, 'key' | 'holder' | 'token'>) =>
   JSON.stringify([key, holder, token]);
 
-/** What the keeper needs: the fenced renewal's dependencies and this process's keeper list. */
+/**
+ * What the keeper needs: the fenced renewal's dependencies, this process's keeper list, and Temporal's
+ * word on whether its session still runs.
+ */
 interface LeaseKeeperDeps extends RenewalDeps {
   keepers: LeaseKeepers;
+  sessions: Pick<SessionWaker, 'heartbeatActivity'>;
 }
 
 /**
  * The lease keeper: one activity for the whole hold that renews the lease every `renewEveryMs` with
- * the fenced renewal (the token the service issued, nothing else), and heartbeats after each renewal.
+ * the fenced renewal (the token the service issued, nothing else), while its session runs: before
+ * each renewal it heartbeats and waits for Temporal's answer, and a run that has closed (terminated,
+ * timed out, reset) gets no renewal more, so a lease outlives its session by less than one interval.
  * A hold then costs its workflow no task and no history event per renewal (a session's workflow task
  * costs milliseconds of worker CPU; a renewal here costs the lock call and a heartbeat). It returns
  * only when the lease is lost, and ends cancelled when its session releases. A keeper whose worker
@@ -86,12 +98,22 @@ export async function keepLease(deps: LeaseKeeperDeps, lease: Lease, plan: KeepP
   try {
     for (;;) {
       await delay(waitMs, undefined, { signal: halt.signal });
+      const standing = await deps.sessions.heartbeatActivity(context.info.taskToken, { leaseUntil });
+      // Its session asked it to stop: it renews nothing more and waits, as a quieted keeper does,
+      // for the SDK to deliver the cancellation (which then ends the activity as cancelled).
+      if (standing === 'cancelled') halt.abort('quiet');
+      halt.signal.throwIfAborted();
+      if (standing === 'gone')
+        return {
+          reason: 'its session is gone: the lease is renewed no more',
+          reachable: true,
+          sessionGone: true,
+        };
       const beat = () => context.heartbeat({ leaseUntil });
       const bound = lockCallBoundMs(plan.renewEveryMs);
       const renewed = await renewWhileReachable(deps, lease, { leaseUntil, bound, beat }, halt.signal);
       if (!renewed.ok) return { reason: renewed.reason, reachable: !('unreachable' in renewed) };
       leaseUntil = renewed.leaseUntil;
-      context.heartbeat({ leaseUntil });
       waitMs = plan.renewEveryMs;
     }
   } catch (error) {

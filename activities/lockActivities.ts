@@ -2,7 +2,7 @@
 // holdings and waits.
 import type { Logger } from 'pino';
 import type { LockService } from '../locks/lockService';
-import { Context } from '@temporalio/activity';
+import { CompleteAsyncError, Context } from '@temporalio/activity';
 import {
   answeredWithin,
   type KeepPlan,
@@ -82,7 +82,11 @@ export function createLockActivities({
      * with the key left free wakes the head of its queue: nobody else would tell it.
      */
     async keepLease(lease: Lease, plan: KeepPlan): Promise<KeeperEnd> {
-      const end = await keepLease({ locks, log, metrics, keepers }, lease, plan);
+      const end = await keepLease({ locks, log, metrics, keepers, sessions: waker }, lease, plan);
+      if (end.sessionGone) {
+        await letGoOfOrphan(lease);
+        return end;
+      }
       // A keeper cut off from the service tells its session at once: it gave up a retry's length
       // before the deadline, so the session ends while the lease still stands. Otherwise it looks,
       // bounded within its heartbeat timeout, whether the key was left free with a queue to wake.
@@ -95,6 +99,16 @@ export function createLockActivities({
         await wakeHead(lease.key, after.waiters);
       }
       return end;
+    },
+
+    /**
+     * The activity a hold keeps for a holder outside a workflow: started here and left open (completed
+     * asynchronously, so it takes no slot of this worker), it is kept alive by the holder's own
+     * keep-alives (heartbeats by its activity id, policy/decisions/holdLimits.ts), and times out when they
+     * stop: its session then lets the lease go. It is never completed; its session ends it.
+     */
+    async awaitHolderKeepAlives(_lease: Pick<Lease, 'key' | 'holder' | 'token'>): Promise<void> {
+      throw new CompleteAsyncError();
     },
 
     /**
@@ -174,14 +188,42 @@ export function createLockActivities({
         metrics?.forceReleases.inc({ result: result.ok ? 'ok' : 'refused' });
       }
       if (!result.ok && by === 'session') metrics?.leasesLost.inc({ at: 'release' });
-      if (result.ok) {
-        const after = await locks.inspect(lease.key);
-        await tellOvertaken(after);
-        await wakeHead(lease.key, after.waiters, { releasedAt: result.serviceTime });
-      }
+      if (result.ok) await handOn(lease.key, result.serviceTime);
       return result;
     },
   };
+
+  // After a release, the key goes to the head of its queue: a waiter a later arrival overtook is told
+  // first (the fairness monitor), then the head is woken.
+  async function handOn(key: string, releasedAt: number): Promise<void> {
+    const after = await locks.inspect(key);
+    await tellOvertaken(after);
+    await wakeHead(key, after.waiters, { releasedAt });
+  }
+
+  /**
+   * The keeper's session is gone (terminated, timed out, or reset) while it held: when no run of the
+   * session runs now, nothing will ever release the lease, so the keeper releases it, fenced by its
+   * token, and hands the key on at once. A session that runs again (a reset's new run, which takes the
+   * same lease back or queues for it) keeps what it has: the lease is left to it, or to its TTL.
+   */
+  async function letGoOfOrphan(lease: Lease): Promise<void> {
+    if ((await waker.sessionRuns(lease.key, lease.holder)) !== false) return;
+    gateLeaseAction('release', lease.token);
+    const result = await locks.release({ key: lease.key, holder: lease.holder, token: lease.token });
+    log.warn(
+      {
+        event: 'lock.release-orphaned',
+        key: lease.key,
+        holder: lease.holder,
+        token: lease.token,
+        ok: result.ok,
+      },
+      'released the lease of a session that ended without releasing it',
+    );
+    metrics?.orphanedReleases.inc({ result: result.ok ? 'ok' : 'refused' });
+    if (result.ok) await handOn(lease.key, result.serviceTime);
+  }
 
   async function tryAcquireLock(request: TryAcquireRequest, seen?: SeenHolder): Promise<SessionAttempt> {
     const attempt = await nonRetryableOnBadInput(() => locks.tryAcquire(request));

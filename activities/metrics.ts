@@ -86,6 +86,12 @@ export function createMetrics({ registry = new Registry(), keyLabels = false }: 
       labelNames: ['result'] as const,
       registers: [registry],
     }),
+    orphanedReleases: new Counter({
+      name: 'lockwarden_orphaned_releases_total',
+      help: 'Leases a keeper released because its session ended without releasing (terminated, timed out), by result',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
     fairnessViolations: new Counter({
       name: 'lockwarden_fairness_violations_total',
       help: 'Waiters found overtaken by a later arrival of their priority when a key changed hands',

@@ -1,7 +1,17 @@
 // The check of a session's request, made at the edge, with the first fast-path attempt riding
 // along.
-import { type AcquireRequest, parseAcquireRequest } from '../policy/decisions/acquireRequest';
+import {
+  type AcquireRequest,
+  parseAcquireRequest,
+  type SessionRequest,
+} from '../policy/decisions/acquireRequest';
 import { firstFastPathRequest } from '../policy/decisions/firstAttempt';
+import {
+  DEFAULT_OPERATOR_HOLD_LIMITS,
+  holdLimitsOf,
+  type OperatorHoldLimits,
+} from '../policy/decisions/holdLimits';
+import { InvalidLockRequestError } from '../policy/errors';
 import type { TryAcquireRequest } from '../policy/lockContract/lockSchemas';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import type { SessionAttempt } from './lockActivities';
@@ -14,21 +24,30 @@ import type { SessionAttempt } from './lockActivities';
 export function createRequestActivities({
   modelTaskQueue = null,
   hasModel = false,
-}: { modelTaskQueue?: string | null; hasModel?: boolean } = {}) {
+  holdLimits = DEFAULT_OPERATOR_HOLD_LIMITS,
+}: { modelTaskQueue?: string | null; hasModel?: boolean; holdLimits?: OperatorHoldLimits } = {}) {
   return {
     /**
      * Checks an acquisition request and fills in its defaults; bad input is a non-retryable
-     * InvalidLockRequest naming each bad field. The answer also says where this worker's sessions ask
+     * InvalidLockRequest naming each bad field, and so is a hold limit or holder TTL above this
+     * worker's maxima (its operator's to set). The answer also says where this worker's sessions ask
      * for decisions: the model worker's task queue when the roles run apart, or the policy, here, when
      * this worker has no model at all (recorded in the session's history with the request, so a
      * replay routes as the run did).
      */
     async checkAcquireRequest(input: unknown): Promise<CheckedRequest> {
-      const request = await nonRetryableOnBadInput(() => parseAcquireRequest(input));
+      const request = await nonRetryableOnBadInput(() => withinLimits(parseAcquireRequest(input)));
       if (modelTaskQueue) return { ...request, modelTaskQueue };
       return hasModel ? request : { ...request, decisionsByPolicy: true };
     },
   };
+
+  /** The request with its hold limit filled in, or InvalidLockRequest naming each limit it exceeds. */
+  function withinLimits(request: AcquireRequest): SessionRequest {
+    const limits = holdLimitsOf(request, holdLimits);
+    if (!limits.ok) throw new InvalidLockRequestError('acquisition request', limits.problems);
+    return { ...request, maxHoldMs: limits.maxHoldMs };
+  }
 }
 
 /**
@@ -36,7 +55,10 @@ export function createRequestActivities({
  * (`decisionsByPolicy`) the policy in a local activity, since no model answers on this worker. Neither:
  * the decision activity on the session's own queue.
  */
-export type CheckedRequest = AcquireRequest & { modelTaskQueue?: string; decisionsByPolicy?: true };
+export type CheckedRequest = SessionRequest & {
+  modelTaskQueue?: string;
+  decisionsByPolicy?: true;
+};
 
 /** A fresh session's checked request, with the lock service's answer to its first attempt. */
 export interface CheckedFirstAttempt {

@@ -1,6 +1,12 @@
 // Reaching sessions from the worker: waking a waiter, telling of a deadlock or an overtaking,
 // asking who holds.
-import { type Client, QueryNotRegisteredError, WorkflowNotFoundError } from '@temporalio/client';
+import {
+  ActivityCancelledError,
+  ActivityNotFoundError,
+  type Client,
+  QueryNotRegisteredError,
+  WorkflowNotFoundError,
+} from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { LockService } from '../locks/lockService';
 import { acquisitionWorkflowId } from '../policy/constants';
@@ -35,6 +41,19 @@ export interface SessionWaker {
   escalationsOf(key: string, since: Date, exceptWorkflowId: string): Promise<number | null>;
   /** Tells the overtaken waiter's session that a later arrival stands ahead of it; a gone one is logged. */
   tellOvertaken(overtaking: Overtaking): Promise<void>;
+  /**
+   * Heartbeats the running activity of `taskToken` and answers with Temporal's word on it, awaited
+   * (the SDK's own heartbeats are throttled, and answer nobody): 'running'; 'cancelled', its workflow
+   * asked it to stop; 'gone', its run has closed (completed, terminated, timed out, reset) or this
+   * attempt was timed out and run again elsewhere. A Temporal it cannot reach answers 'running': only
+   * Temporal's own word stops a keeper.
+   */
+  heartbeatActivity(taskToken: Uint8Array, details?: unknown): Promise<'running' | 'cancelled' | 'gone'>;
+  /**
+   * Whether a run of the session of (key, requester) is running now (its id's latest run), or null
+   * when Temporal cannot say.
+   */
+  sessionRuns(key: string, requester: string): Promise<boolean | null>;
 }
 
 /** How long the sweep waits for a session's answer to the state query. */
@@ -110,6 +129,28 @@ export function createSessionWaker(client: Client, log: Logger): SessionWaker {
           },
           'could not tell an overtaken waiter',
         );
+      }
+    },
+    async heartbeatActivity(taskToken, details) {
+      try {
+        await client.withDeadline(Date.now() + HOLDS_QUERY_MS, () =>
+          client.activity.heartbeat(taskToken, details),
+        );
+        return 'running';
+      } catch (error) {
+        if (error instanceof ActivityCancelledError) return 'cancelled';
+        if (error instanceof ActivityNotFoundError) return 'gone';
+        // Paused or reset by an operator, or Temporal out of reach: the keeper goes on.
+        return 'running';
+      }
+    },
+    async sessionRuns(key, requester) {
+      try {
+        const described = await client.workflow.getHandle(acquisitionWorkflowId(key, requester)).describe();
+        return described.status.name === 'RUNNING';
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return false;
+        return null;
       }
     },
     async holds(key, holder, token) {

@@ -6,11 +6,14 @@
 //                          [--rows 100:0,100:1000,1000:10000 (keys:waiters; instead of the lists)]
 //                          [--max-cached N (the worker's default unless given)] [--out scale-sqlite]
 //                          [--project-server (the project's dev server, not a fresh one of its own)]
+//                          [--holders detached,kept-alive (each row once per kind of holder)]
 // Per row: worker and server CPU over the idle window, lock-service calls a second (and how many of
 // them the holders' renewals are), history events per waiter a minute, the worker's RSS; then the
 // drain (every holder releases, every waiter in turn takes and releases its lease, FIFO checked per
 // key) against independent-key acquisitions a second on the same worker in the same run. A row of 0
-// waiters measures the holders alone: the worker CPU one renewal costs. Charts of worker CPU, server
+// waiters measures the holders alone: the worker CPU one renewal costs. Holders are detached sessions,
+// or (kept-alive) holders outside a workflow whose keep-alives this process sends, as acquire() does:
+// the row then shows what holder liveness costs, in history events and CPU per holder. Charts of worker CPU, server
 // CPU and RSS against the number of waiters go beside the table in bench/results/.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,7 +24,9 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { mapConcurrently } from '../client/concurrency';
+import { type HolderKeepAlive, keepHolderAlive } from '../client/holderKeepAlive';
 import { awaitLeaseOf, release, startAcquisition } from '../client/lockwardenClient';
+import { DEFAULT_HOLDER_TTL_MS } from '../policy/decisions/holdLimits';
 import { SERVER_URLS } from '../devkit/servers';
 import { quietBundlerLogger } from '../devkit/temporal';
 import { freshSqlitePath, unique } from '../devkit/tempFiles';
@@ -34,6 +39,8 @@ import { EvidenceFile } from './evidenceFile';
 import { lineChart } from './svgChart';
 
 const BACKENDS = ['sqlite', 'redis', 'postgres', 'etcd'] as const;
+/** Detached sessions, or holders kept alive by their process (acquire()'s keep-alives). */
+type HolderKind = 'detached' | 'kept-alive';
 type Backend = (typeof BACKENDS)[number];
 
 const counts = wholeNumbers(1);
@@ -57,6 +64,17 @@ const options = new Command('scale')
       return { keys: keys!, waiters: waiters! };
     }),
   )
+  .option(
+    '--holders <kinds>',
+    'detached and/or kept-alive, comma-separated: each row is measured once per kind',
+    (v) =>
+      v.split(',').map((kind) => {
+        if (kind !== 'detached' && kind !== 'kept-alive')
+          throw new InvalidArgumentError(`not a kind of holder: ${kind}`);
+        return kind as HolderKind;
+      }),
+    ['detached'] as HolderKind[],
+  )
   .option('--out <name>', "the results files' base name under bench/results/ (default scale-<backend>)")
   .option('--max-cached <n>', "the worker's workflow cache (its default unless given)", wholeNumber(1))
   .option(
@@ -74,6 +92,7 @@ const options = new Command('scale')
     out?: string;
     projectServer?: boolean;
     rows?: { keys: number; waiters: number }[];
+    holders: HolderKind[];
   }>();
 
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
@@ -126,6 +145,8 @@ function temporalServerPid(): number {
 interface Row {
   keys: number;
   waiters: number;
+  holders: HolderKind;
+  eventsPerHolderMin: number;
   workerCpu: number;
   serverCpu: number;
   callsPerS: number;
@@ -168,6 +189,7 @@ async function measure(
   workerScript: string,
   keys: number,
   waiters: number,
+  holders: HolderKind,
 ): Promise<Row> {
   const lockUrl = options.backend === 'sqlite' ? `sqlite:${freshSqlitePath()}` : SERVER_URLS[options.backend];
   const taskQueue = unique('scale');
@@ -193,17 +215,27 @@ async function measure(
   const readCounts = (): CallCounts => JSON.parse(fs.readFileSync(countsFile, 'utf8')) as CallCounts;
   const locks = await openLockService(lockUrl, { maxTtlMs: 600_000 });
   const started: string[] = [];
+  const keptAlive: HolderKeepAlive[] = [];
+  const holderIds: string[] = [];
   try {
     while (!fs.existsSync(countsFile)) await delay(200);
     const run = unique('run');
     const keyNames = Array.from({ length: keys }, (_, k) => `${run}-k${k}`);
     const placement = { taskQueue };
-    // The holders, one a key, renewing at the default TTL.
+    // The holders, one a key, renewing at the default TTL; kept alive from here when asked.
+    const holderTtl = holders === 'kept-alive' ? { holderTtlMs: DEFAULT_HOLDER_TTL_MS } : {};
     await mapConcurrently(keyNames, 50, async (key) => {
-      const session = await startAcquisition(client, { key, requester: `${key}-holder` }, placement);
+      const session = await startAcquisition(
+        client,
+        { key, requester: `${key}-holder`, ...holderTtl },
+        placement,
+      );
       started.push(session.workflowId);
+      holderIds.push(session.workflowId);
       const answer = await awaitLeaseOf(client, session.workflowId);
       if (answer.status !== 'acquired') throw new Error(`holder of ${key} did not acquire`);
+      if (holders === 'kept-alive')
+        keptAlive.push(keepHolderAlive(client, session.workflowId, answer.lease, DEFAULT_HOLDER_TTL_MS));
     });
     // The waiters, in arrival order per key.
     const queues = keyNames.map((key) => ({ key, waiters: [] as string[] }));
@@ -245,12 +277,20 @@ async function measure(
         const described = await client.workflow.getHandle(`lock/${key}/${requester}`).describe();
         return described.historyLength;
       });
+    const holderSample = holderIds.slice(0, 50);
+    const holderHistoryLengths = () =>
+      mapConcurrently(
+        holderSample,
+        10,
+        async (id) => (await client.workflow.getHandle(id).describe()).historyLength,
+      );
     const before = {
       at: performance.now(),
       worker: cpuSeconds(workerPid),
       server: cpuSeconds(serverPid),
       calls: readCounts(),
       history: await historyLengths(),
+      holderHistory: await holderHistoryLengths(),
     };
     const afterHistoryRead = {
       worker: cpuSeconds(workerPid),
@@ -267,6 +307,7 @@ async function measure(
     };
     const rss = rssMiB(workerPid);
     const history = await historyLengths();
+    const holderHistory = await holderHistoryLengths();
     const seconds = (after.at - afterHistoryRead.at) / 1000;
     const callDelta = Object.fromEntries(
       Object.keys(after.calls).map((m) => [m, (after.calls[m] ?? 0) - (before.calls[m] ?? 0)]),
@@ -275,9 +316,13 @@ async function measure(
     const events = sample.length
       ? history.reduce((a, h, i) => a + (h - before.history[i]!), 0) / sample.length
       : NaN;
+    const holderEvents =
+      holderHistory.reduce((a, h, i) => a + (h - before.holderHistory[i]!), 0) / holderSample.length;
     const row: Row = {
       keys,
       waiters,
+      holders,
+      eventsPerHolderMin: holderEvents / ((after.at - before.at) / 60_000),
       workerCpu: (after.worker - afterHistoryRead.worker) / seconds,
       serverCpu: (after.server - afterHistoryRead.server) / seconds,
       callsPerS: totalCalls / seconds,
@@ -290,6 +335,8 @@ async function measure(
     };
 
     console.log(`    idle: ${formatRow(row)}`);
+    // The drain releases every holder: from here this process keeps none alive.
+    for (const kept of keptAlive) kept.stop();
     if (options.drain && waiters > 0) {
       const drainStart = performance.now();
       const results = await mapConcurrently(queues, keys, async (queue) => {
@@ -350,6 +397,7 @@ async function measure(
     await reportFailedTasks(client, started);
     throw error;
   } finally {
+    for (const kept of keptAlive) kept.stop();
     worker.kill('SIGTERM');
     await new Promise((resolve) => worker.once('exit', resolve));
     await locks.close();
@@ -400,7 +448,7 @@ function formatRow(r: Row): string {
       ? ` (${((r.workerCpu * 1000) / r.renewalsPerS).toFixed(2)} ms a renewal)`
       : '';
   const events = Number.isNaN(r.eventsPerWaiterMin) ? '–' : r.eventsPerWaiterMin.toFixed(2);
-  return `| ${r.waiters} | ${r.keys} | ${pct(r.workerCpu)}${perRenewal} | ${pct(r.serverCpu)} | ${r.callsPerS.toFixed(1)} (renewals ${r.renewalsPerS.toFixed(1)}) | ${events} | ${r.rssMiB.toFixed(0)} MiB | ${drain} | ${r.independentRate?.toFixed(1) ?? '–'} | ${ratio} |`;
+  return `| ${r.holders} | ${r.waiters} | ${r.keys} | ${r.eventsPerHolderMin.toFixed(2)} | ${pct(r.workerCpu)}${perRenewal} | ${pct(r.serverCpu)} | ${r.callsPerS.toFixed(1)} (renewals ${r.renewalsPerS.toFixed(1)}) | ${events} | ${r.rssMiB.toFixed(0)} MiB | ${drain} | ${r.independentRate?.toFixed(1) ?? '–'} | ${ratio} |`;
 }
 
 /** The rows as a JSON evidence report beside the table: what a post-mortem cites. */
@@ -433,8 +481,8 @@ async function main(): Promise<void> {
   const header = [
     `scale, ${options.backend}, ${options.projectServer ? "the project's dev server" : 'a fresh dev server'}, idle window ${options.idleS} s, ${os.cpus().length} cores, workflow cache ${options.maxCached ?? 'the worker default'}, ${new Date().toISOString()}`,
     '',
-    '| waiters | keys | worker CPU | server CPU | lock calls/s | history events / waiter / min | worker RSS | drain | independent keys/s | drain ÷ independent |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| holders | waiters | keys | history events / holder / min | worker CPU | server CPU | lock calls/s | history events / waiter / min | worker RSS | drain | independent keys/s | drain ÷ independent |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   console.log(header.join('\n'));
   const rows: Row[] = [];
@@ -448,11 +496,12 @@ async function main(): Promise<void> {
     writeEvidence(rows, header[0] ?? 'scale', out.replace(/\.md$/, '.json'));
   };
   try {
-    const plan =
+    const shapes =
       options.rows ?? options.keys.flatMap((keys) => options.waiters.map((waiters) => ({ keys, waiters })));
-    for (const { keys, waiters } of plan) {
+    const plan = shapes.flatMap((shape) => options.holders.map((holders) => ({ ...shape, holders })));
+    for (const { keys, waiters, holders } of plan) {
       try {
-        const row = await measure(client, bundlePath, workerScript, keys, waiters);
+        const row = await measure(client, bundlePath, workerScript, keys, waiters, holders);
         rows.push(row);
         lines.push(formatRow(row));
         console.log(formatRow(row));
@@ -465,7 +514,7 @@ async function main(): Promise<void> {
                 .filter(Boolean)
                 .join(': ')
             : String(error);
-        lines.push(`| ${waiters} | ${keys} | failed: ${reason} | | | | | | | |`);
+        lines.push(`| ${holders} | ${waiters} | ${keys} | failed: ${reason} | | | | | | | | |`);
         console.log(lines.at(-1));
       }
       write();

@@ -24,6 +24,8 @@ import { connectClient } from './connect';
 import { readFencedWrites } from './fencedWrites';
 import { type PostmortemOptions, writePostmortem } from './postmortem';
 import { awaitLeaseShowingProgress } from './acquireProgress';
+import { DEFAULT_HOLDER_TTL_MS } from '../policy/decisions/holdLimits';
+import { type HoldMode, holdThenRelease, LEASE_LOST_EXIT } from './lockctlHold';
 import {
   forceRelease,
   release,
@@ -45,6 +47,8 @@ const EXIT = {
   halted: 4,
   /** The session ended without the lease some other way. */
   notAcquired: 5,
+  /** The lease was lost while lockctl held it (LEASE_LOST_EXIT, set where the hold ends). */
+  leaseLost: LEASE_LOST_EXIT,
 } as const;
 
 function wholeNumber(value: string): number {
@@ -112,8 +116,14 @@ function withClient<A extends unknown[]>(
 
 program
   .command('acquire')
-  .description('start a session; by default wait until it holds the lease (it then renews it until released)')
+  .description(
+    'acquire a lock and hold it while lockctl runs (Ctrl-C releases it), for --hold-for, or around a command given after --; --detach leaves it held',
+  )
   .argument('<key>', 'lock key')
+  .argument(
+    '[command...]',
+    'run this (after --) under the lease, with LOCKWARDEN_TOKEN set; release when it ends',
+  )
   .requiredOption('--requester <id>', 'requester id (one session per requester and key)')
   .option(
     '--owner <id>',
@@ -123,7 +133,19 @@ program
   .option('--max-retries <n>', 'hard limit on retries', wholeNumber)
   .option('--max-total-wait-ms <ms>', 'hard limit on total wait', wholeNumber)
   .option('--fairness <policy>', 'FIFO, priority-based or no-starvation-guarantee')
-  .option('--no-wait', 'print the session and return at once')
+  .option('--hold-for <duration>', 'hold this long, then release (e.g. 90s, 5m, 1500ms)', holdDuration)
+  .option(
+    '--max-hold-ms <ms>',
+    "the hold limit: the session lets go at it (default: the worker's)",
+    wholeNumber,
+  )
+  .option(
+    '--holder-ttl-ms <ms>',
+    `how long the session waits for lockctl's keep-alives before it lets go (default ${DEFAULT_HOLDER_TTL_MS})`,
+    wholeNumber,
+  )
+  .option('--detach', 'exit once held and leave the session holding (until released, or its hold limit)')
+  .option('--no-wait', 'print the session and return at once (it holds, detached, once it can)')
   .option('--quiet', 'no progress lines while waiting')
   .action(
     withClient(
@@ -131,6 +153,7 @@ program
         client,
         global,
         key: string,
+        command: string[],
         opts: {
           requester: string;
           owner?: string;
@@ -138,15 +161,30 @@ program
           maxRetries?: number;
           maxTotalWaitMs?: number;
           fairness?: string;
+          holdFor?: number;
+          maxHoldMs?: number;
+          holderTtlMs?: number;
+          detach?: boolean;
           wait: boolean;
           quiet?: boolean;
         },
       ) => {
+        const detached = opts.detach || !opts.wait;
+        const modes = [opts.holdFor !== undefined, command.length > 0, detached].filter(Boolean).length;
+        if (modes > 1)
+          throw new InvalidLockRequestError('acquire options', [
+            'choose one of --hold-for, a command after --, and --detach (or --no-wait)',
+          ]);
+        if (detached && opts.holderTtlMs !== undefined)
+          throw new InvalidLockRequestError('acquire options', [
+            '--holder-ttl-ms: a detached session has no holder to keep it alive',
+          ]);
         const budget = Object.fromEntries(
           Object.entries({ maxRetries: opts.maxRetries, maxTotalWaitMs: opts.maxTotalWaitMs }).filter(
             ([, v]) => v !== undefined,
           ),
         );
+        const holderTtlMs = opts.holderTtlMs ?? DEFAULT_HOLDER_TTL_MS;
         const request = {
           key,
           requester: opts.requester,
@@ -154,6 +192,8 @@ program
           ...(opts.owner ? { owner: opts.owner } : {}),
           ...(opts.ttlMs ? { ttlMs: opts.ttlMs } : {}),
           ...(opts.fairness ? { fairness: opts.fairness as 'FIFO' } : {}),
+          ...(opts.maxHoldMs ? { maxHoldMs: opts.maxHoldMs } : {}),
+          ...(detached ? {} : { holderTtlMs }),
         };
         const pin =
           global.pin ??
@@ -177,15 +217,36 @@ program
         );
         if (answer.status === 'ended') throw new LockNotAcquiredError(key, answer.outcome);
         // The release key is this lease's release capability: whoever should release it needs it.
-        return {
+        const held = {
           lease: answer.lease,
           workflowId: session.workflowId,
           ui: session.uiUrl,
           releaseKey: session.releaseKey,
         };
+        if (detached) return held;
+        // A command's output is its own: the lease goes to stdout only when lockctl holds by itself.
+        if (command.length === 0) console.log(printable(JSON.stringify(held)));
+        const mode: HoldMode =
+          command.length > 0
+            ? { kind: 'command', argv: command }
+            : opts.holdFor !== undefined
+              ? { kind: 'for', ms: opts.holdFor }
+              : { kind: 'until-interrupted' };
+        const say = (line: string) => console.error(printable(line));
+        process.exitCode = await holdThenRelease(client, held, holderTtlMs, mode, say);
+        return undefined;
       },
     ),
   );
+
+// `--hold-for 90s`: a whole number of ms, s, m or h (ms when no unit is given).
+function holdDuration(value: string): number {
+  const match = /^(\d+)(ms|s|m|h)?$/.exec(value);
+  if (!match)
+    throw new InvalidArgumentError(`expected a duration such as 1500ms, 90s, 5m or 2h, got "${value}"`);
+  const unitMs = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[(match[2] ?? 'ms') as 'ms'];
+  return Number(match[1]) * unitMs;
+}
 
 program
   .command('release')

@@ -51,6 +51,8 @@ import {
   type SessionState,
 } from '../policy/sessionModel/sessionTypes';
 import { operatorDecisionSchema } from '../policy/decisions/operatorAnswer';
+import { DEFAULT_HOLDER_TTL_MS } from '../policy/decisions/holdLimits';
+import { type HolderKeepAlive, keepHolderAlive } from './holderKeepAlive';
 import { isBusyFrontend, sendPatiently } from './patientUpdate';
 import { awaitLease, releaseLease, resolveEscalation, sessionState } from '../temporal/messages';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
@@ -219,19 +221,42 @@ export async function startAwaitingLease(
   };
 }
 
+/** A lease held by this process, kept alive while the process lives (see {@link acquire}). */
+export interface HeldLease {
+  lease: Lease;
+  session: StartedAcquisition;
+  /**
+   * Aborted, with a LeaseLostError, once the session is found to hold the lease no more (the hold
+   * limit, keep-alives that did not reach it in time): stop the work it protects. Pass it on to
+   * whatever takes an AbortSignal.
+   */
+  signal: AbortSignal;
+}
+
+/** The keep-alives this process sends, by session id, until the lease is released. */
+const keepAlives = new Map<string, HolderKeepAlive>();
+
 /**
  * Starts a session and waits until it holds the lease; the session then keeps the lease renewed
- * until `release`. Throws LockNotAcquired (with the session's outcome) when it ends without one.
+ * until `release`, for as long as this process lives: the process sends keep-alives (every third of
+ * the request's `holderTtlMs`, DEFAULT_HOLDER_TTL_MS unless set), and a session that goes
+ * `holderTtlMs` without one (the process died, or hung) lets the lease go, fenced. For a hold that
+ * outlives its process, start a session with `startAcquisition` instead (bounded by its hold limit).
+ * Throws LockNotAcquired (with the session's outcome) when it ends without one.
  */
 export async function acquire(
   client: Client,
   input: AcquireRequestInput,
   placement: SessionPlacement = {},
-): Promise<{ lease: Lease; session: StartedAcquisition }> {
-  const { session, news } = await startAwaitingLease(client, input, placement);
+): Promise<HeldLease> {
+  const request = { ...input, holderTtlMs: input.holderTtlMs ?? DEFAULT_HOLDER_TTL_MS };
+  const { session, news } = await startAwaitingLease(client, request, placement);
   const answer = await news;
   if (answer.status === 'ended') throw new LockNotAcquiredError(input.key, answer.outcome);
-  return { lease: answer.lease, session };
+  const kept = keepHolderAlive(client, session.workflowId, answer.lease, request.holderTtlMs);
+  keepAlives.get(session.workflowId)?.stop();
+  keepAlives.set(session.workflowId, kept);
+  return { lease: answer.lease, session, signal: kept.signal };
 }
 
 /** The first run of a session whose start answered without its wait's (rare: an RPC timed out). */
@@ -273,19 +298,20 @@ async function followNews(
 }
 
 /**
- * Runs `fn` while holding a lock, from code outside a workflow: acquires (waiting as `acquire` does),
- * hands `fn` the lease (pass its token to the resource's FencedResource), and releases after `fn`
+ * Runs `fn` while holding a lock, from code outside a workflow: acquires (waiting as `acquire` does,
+ * this process keeping the lease alive meanwhile), hands `fn` the lease (pass its token to the
+ * resource's FencedResource) and the signal that aborts if the lease is lost, and releases after `fn`
  * returns or throws. Throws LockNotAcquired when the session ends without the lease.
  */
 export async function withLease<T>(
   client: Client,
   input: AcquireRequestInput,
-  fn: (lease: Lease) => Promise<T>,
+  fn: (lease: Lease, signal: AbortSignal) => Promise<T>,
   placement: SessionPlacement = {},
 ): Promise<T> {
-  const { lease, session } = await acquire(client, input, placement);
+  const { lease, session, signal } = await acquire(client, input, placement);
   try {
-    return await fn(lease);
+    return await fn(lease, signal);
   } finally {
     await release(client, lease, { releaseKey: session.releaseKey });
   }
@@ -348,7 +374,20 @@ export async function release(
     throw new LeaseActionDeniedError(
       `release of ${names.key} for ${names.holder} refused: no release key (the one its acquirer was given, e.g. lockctl release --release-key); an operator takes a lease away with force-release`,
     );
-  const owner = names;
+  const answer = await releaseSession(client, sessionId, names, releaseKey);
+  // Answered (released, or nothing left to release): this process keeps nothing alive any more. A
+  // release refused or not answered throws first, and the keep-alives go on.
+  keepAlives.get(sessionId)?.stop();
+  keepAlives.delete(sessionId);
+  return answer;
+}
+
+async function releaseSession(
+  client: Client,
+  sessionId: string,
+  owner: { key: string; holder: string },
+  releaseKey: string,
+): Promise<ReleaseAnswer> {
   const handle = client.workflow.getHandle<typeof acquireLock>(sessionId);
   for (let run = 0; run < MAX_RUNS_FOLLOWED; run++) {
     const answer = await unlessEnded(handle, () =>

@@ -106,3 +106,18 @@ export async function withWorker<T>(
   });
   return worker.runUntil(fn(taskQueue, worker));
 }
+
+let temporalBinary: string | undefined;
+
+/**
+ * Runs the Temporal CLI (the one scripts/install-temporal.sh provides) against the dev server, as an
+ * operator would, and answers its stdout; a non-zero exit throws with its stderr.
+ */
+export function temporalCli(...args: string[]): string {
+  temporalBinary ??= execFileSync('bash', [path.join(__dirname, '..', 'scripts', 'install-temporal.sh')])
+    .toString('utf8')
+    .trim();
+  return execFileSync(temporalBinary, [...args, '--address', TEMPORAL_ADDRESS], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }).toString('utf8');
+}

@@ -8,6 +8,7 @@ export {
   release,
   resolve,
   type AwaitedAcquisition,
+  type HeldLease,
   type SessionPlacement,
   type StartedAcquisition,
   startAcquisition,
@@ -18,6 +19,12 @@ export {
   workflowUiUrl,
 } from '../client/lockwardenClient';
 export { type ClientTarget, connectClient } from '../client/connect';
+export { type HolderKeepAlive, keepHolderAlive } from '../client/holderKeepAlive';
+export {
+  DEFAULT_HOLDER_TTL_MS,
+  DEFAULT_MAX_HOLD_MS,
+  holderLivenessActivityId,
+} from '../policy/decisions/holdLimits';
 export {
   CorruptLockStateError,
   FAILURE_TYPES,
@@ -31,6 +38,7 @@ export {
   isMissingDriver,
   isSessionNotYetStarted,
   LeaseActionDeniedError,
+  LeaseLostError,
   LockNotAcquiredError,
   MissingDriverError,
   SessionNotYetStartedError,

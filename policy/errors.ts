@@ -17,6 +17,20 @@ export const FAILURE_TYPES = {
   sessionNotYetStarted: 'SessionNotYetStarted',
 } as const;
 
+/**
+ * A lease its holder no longer has: its session let it go (the hold limit, missed keep-alives) or lost
+ * it. Work that goes on after it runs unprotected; fenced writes with its token are refused.
+ */
+export class LeaseLostError extends Error {
+  override readonly name = FAILURE_TYPES.leaseLost;
+  constructor(
+    readonly key: string,
+    readonly reason: string,
+  ) {
+    super(`lease on ${key} was lost: ${reason}`);
+  }
+}
+
 /** Thrown when a lock request fails validation; the message names each bad field and what is accepted. */
 export class InvalidLockRequestError extends Error {
   override readonly name = FAILURE_TYPES.invalidLockRequest;

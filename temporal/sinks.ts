@@ -15,8 +15,11 @@ export interface SessionMetricsSinks extends Sinks {
     parked(upToMs: number): void;
     /** The park ended (woken, due, or the session moved on). */
     unparked(): void;
-    /** The lease keeper found the lease lost (its renewal refused, or the service out of reach). */
-    leaseLost(at: 'renewal'): void;
+    /**
+     * The session lost its lease: the keeper found it lost (its renewal refused, or the service out of
+     * reach), or the session let it go at its hold limit or when its holder's keep-alives stopped.
+     */
+    leaseLost(at: 'renewal' | 'hold-limit' | 'holder-gone'): void;
     /**
      * The workflow refused a message instead of acting on it: `message` is its name, `why` one of
      * MESSAGE_REFUSALS (never the payload, which may be anyone's text).

@@ -27,12 +27,11 @@ async function lockctl(taskQueue: string, ...args: string[]): Promise<string> {
 
 /** A `lockctl acquire` left running, its output collected; `exit` resolves with its exit code. */
 function acquireInBackground(taskQueue: string, key: string, requester: string, extra: string[] = []) {
+  // Node itself runs lockctl (tsx as its loader, not its launcher), so a signal reaches lockctl.
   const child: ChildProcess = spawn(
-    TSX,
-    lockctlArgs(taskQueue, ['acquire', key, '--requester', requester, ...extra]),
-    {
-      cwd: ROOT,
-    },
+    process.execPath,
+    ['--import', 'tsx', ...lockctlArgs(taskQueue, ['acquire', key, '--requester', requester, ...extra])],
+    { cwd: ROOT },
   );
   const out = { stdout: '', stderr: '' };
   child.stdout!.on('data', (chunk: Buffer) => (out.stdout += chunk.toString()));
@@ -61,7 +60,8 @@ describe('lockctl for operators', () => {
         for (const requester of ['replica-b', 'replica-c']) {
           // replica-c declares the job it holds for while it waits, for the wait-for graph.
           const owner = requester === 'replica-c' ? ['--owner', 'nightly-job'] : [];
-          waiters.push(acquireInBackground(taskQueue, key, requester, owner));
+          // Detached: each exits once it holds, its session holding on (until released).
+          waiters.push(acquireInBackground(taskQueue, key, requester, ['--detach', ...owner]));
           running.push(waiters.at(-1)!.child);
           await waitFor(
             `${requester} queued`,
@@ -218,4 +218,52 @@ describe('lockctl for operators', () => {
       },
     );
   });
+
+  it('holds while it runs, as etcdctl lock does: a command after -- runs with the token and its exit code, Ctrl-C releases, a killed lockctl lets go', async () => {
+    await withWorker(
+      fixture.env,
+      { locks: fixture.locks, log: silentLog, escalations: fixture.escalations },
+      async (taskQueue) => {
+        const key = unique('etcdctl-style');
+        // Around a command: the token in its environment, its exit code passed on, released after.
+        const command = acquireInBackground(taskQueue, key, 'cron', [
+          '--quiet',
+          '--',
+          'sh',
+          '-c',
+          'echo "token=$LOCKWARDEN_TOKEN key=$LOCKWARDEN_KEY"; exit 7',
+        ]);
+        running.push(command.child);
+        expect(await command.exit).toBe(7);
+        expect(command.out.stdout.trim()).toBe(`token=1 key=${key}`);
+        expect(await fixture.locks.inspect(key)).toMatchObject({ holder: null, lastToken: '1' });
+
+        // Held until interrupted: SIGINT releases it, fenced, and lockctl exits 0.
+        const interactive = acquireInBackground(taskQueue, key, 'operator', ['--quiet']);
+        running.push(interactive.child);
+        await waitFor(
+          'held by lockctl',
+          async () => (await fixture.locks.inspect(key)).holder === 'operator',
+        );
+        await waitFor('its lease printed', async () => interactive.out.stdout.includes('"token":"2"'));
+        interactive.child.kill('SIGINT');
+        expect(await interactive.exit).toBe(0);
+        expect(await fixture.locks.inspect(key)).toMatchObject({ holder: null });
+
+        // Killed (no release): its keep-alives stop and the session lets the lease go.
+        const killed = acquireInBackground(taskQueue, key, 'doomed', ['--quiet', '--holder-ttl-ms', '3000']);
+        running.push(killed.child);
+        await waitFor('held by lockctl', async () => (await fixture.locks.inspect(key)).holder === 'doomed');
+        killed.child.kill('SIGKILL');
+        const outcome = await fixture.env.client.workflow
+          .getHandle(acquisitionWorkflowId(key, 'doomed'))
+          .result();
+        expect(outcome).toMatchObject({ status: 'lease-lost' });
+        expect((outcome as { reason: string }).reason).toMatch(
+          /^no keep-alive from the holder within 3000 ms/,
+        );
+        expect(await fixture.locks.inspect(key)).toMatchObject({ holder: null });
+      },
+    );
+  }, 60_000);
 });

@@ -32,6 +32,7 @@ import {
   escalationResolvedByRelease,
   fastPathHoldRelease,
   heldByKeeper,
+  holdEndsByItself,
   leaseLost,
   modelAbandons,
   modelByWaitSpan,
@@ -123,6 +124,7 @@ describe('acquisition sessions on the dev server', () => {
     // TTL 900 ms: renewals every 300 ms, the keeper from 150 ms on.
     expect(kept.timerSummaries).toEqual([
       expect.stringMatching(/^hold token \d+: a keeper starts in 150 ms unless released$/),
+      expect.stringMatching(/^hold token \d+: at most 3600000 ms in all$/),
     ]);
     expect(kept.activitySummaries.filter((s) => s.startsWith('keep token'))).toHaveLength(1);
     expect(kept.eventsAfterMoreRenewals).toBe(kept.eventsWhileHeld);
@@ -417,6 +419,20 @@ describe('acquisition sessions on the dev server', () => {
     expect(seen.activitySummaries.filter((s) => s.startsWith(`keep token ${seen.lease.token}`))).toHaveLength(
       1,
     );
+  });
+
+  it('lets the lease go by itself, fenced, at its hold limit and when its holder sends no keep-alive, and says which', async () => {
+    const seen = await run(holdEndsByItself);
+    expect(seen.limitOutcome).toMatchObject({
+      status: 'lease-lost',
+      reason: 'the hold limit of 1500 ms was reached: released token 1, fenced',
+    });
+    expect(seen.goneOutcome).toMatchObject({
+      status: 'lease-lost',
+      reason: 'no keep-alive from the holder within 3000 ms: released token 1, fenced',
+    });
+    // Released, not run out: both keys are free while their leases (30 s TTL) would still stand.
+    for (const after of seen.keysAfter) expect(after).toMatchObject({ holder: null, lastToken: '1' });
   });
 
   it('runs a job under withLock from another workflow and releases the lock after it', async () => {

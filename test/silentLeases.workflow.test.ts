@@ -61,7 +61,7 @@ describe('the sweep and a silent keeper', () => {
           (await locks.leasesRunningLow(SILENT_LEASE_FRACTION)).map((l) => l.key).sort();
         await waitFor('both leases running low', async () => (await runningLow()).length === 2, ttlMs);
         const before = await locks.inspect(key);
-        expect(await sweep()).toBe(1);
+        expect((await sweep()).renewed).toBe(1);
         const after = await locks.inspect(key);
         expect(after).toMatchObject({ holder: 'holder', token: before.token });
         expect(after.leaseUntil).toBeGreaterThan(before.leaseUntil!);
@@ -69,7 +69,7 @@ describe('the sweep and a silent keeper', () => {
 
         // The sweep keeps renewing it for as long as the keeper is silent; the outsider's runs out.
         await waitFor('the lease running low again', async () => (await runningLow()).includes(key), ttlMs);
-        expect(await sweep()).toBe(1);
+        expect((await sweep()).renewed).toBe(1);
         await waitFor(
           'the outsider lease run out',
           async () => (await locks.inspect(outsiderKey)).holder === null,

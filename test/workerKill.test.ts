@@ -69,11 +69,15 @@ describe('a worker killed with SIGKILL mid-flight', () => {
       );
       expect(await locks.inspect(held)).toMatchObject({ holder: 'holder', token: atKill.token });
       // That renewal was the new worker's sweep: Temporal still counts the dead worker's keeper as
-      // running (its heartbeat timeout is two minutes), and runs it again only after that.
+      // running (its heartbeat timeout is two minutes), and runs it again only after that. The
+      // holder (this process, alive) keeps its keep-alive watch open throughout.
       const pending =
         (await fixture.env.client.workflow.getHandle(holder.session.workflowId).describe()).raw
           .pendingActivities ?? [];
-      expect(pending.map((a) => [a.activityType?.name, a.attempt])).toEqual([['keepLease', 1]]);
+      expect(pending.map((a) => [a.activityType?.name, a.attempt]).sort()).toEqual([
+        ['awaitHolderKeepAlives', 1],
+        ['keepLease', 1],
+      ]);
       expect(await release(fixture.env.client, holder.lease)).toMatchObject({ ok: true });
       await waitFor(
         'the sleeper holding',

@@ -13,6 +13,13 @@ import {
 import { buildIdSchema, deploymentNameSchema } from '../policy/deploymentVersion';
 import { describeIssues, InvalidConfigurationError } from '../policy/errors';
 import { temporalEnvShape } from './temporalEnv';
+import {
+  ABSOLUTE_MAX_HOLD_MS,
+  ABSOLUTE_MAX_HOLDER_TTL_MS,
+  DEFAULT_OPERATOR_HOLD_LIMITS,
+  MIN_HOLDER_TTL_MS,
+  type OperatorHoldLimits,
+} from '../policy/decisions/holdLimits';
 
 const workerConfigSchema = z.object({
   ...temporalEnvShape,
@@ -24,6 +31,18 @@ const workerConfigSchema = z.object({
     .int()
     .positive()
     .default(10 * 60 * 1000),
+  LOCKWARDEN_MAX_HOLD_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(ABSOLUTE_MAX_HOLD_MS)
+    .default(DEFAULT_OPERATOR_HOLD_LIMITS.maxHoldMs),
+  LOCKWARDEN_MAX_HOLDER_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(MIN_HOLDER_TTL_MS)
+    .max(ABSOLUTE_MAX_HOLDER_TTL_MS)
+    .default(DEFAULT_OPERATOR_HOLD_LIMITS.maxHolderTtlMs),
   ONCALL_WEBHOOK_URL: z.url().optional(),
   LOCKWARDEN_ESCALATIONS_FILE: z.string().min(1).default('.data/escalations.jsonl'),
   LOCKWARDEN_REVIEW_WINDOW_MS: z.coerce.number().int().positive().default(DEFAULT_ONCALL.reviewWindowMs),
@@ -73,6 +92,8 @@ export interface WorkerConfig {
   modelTaskQueue: string | null;
   lockServiceUrl: string;
   lockMaxTtlMs: number;
+  /** The longest hold limit and holder TTL a request may ask for. */
+  holdLimits: OperatorHoldLimits;
   logLevel: z.infer<typeof workerConfigSchema>['LOG_LEVEL'];
   oncall: OnCallConfig;
   escalationsFile: string;
@@ -103,6 +124,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     modelTaskQueue: c.LOCKWARDEN_MODEL_TASK_QUEUE ?? null,
     lockServiceUrl: c.LOCK_SERVICE_URL,
     lockMaxTtlMs: c.LOCK_MAX_TTL_MS,
+    holdLimits: { maxHoldMs: c.LOCKWARDEN_MAX_HOLD_MS, maxHolderTtlMs: c.LOCKWARDEN_MAX_HOLDER_TTL_MS },
     logLevel: c.LOG_LEVEL,
     oncall: {
       webhookUrl: c.ONCALL_WEBHOOK_URL ?? null,

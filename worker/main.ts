@@ -77,6 +77,7 @@ async function main(): Promise<void> {
         metrics,
         waker: createSessionWaker(client, log),
         modelTaskQueue: config.modelTaskQueue,
+        holdLimits: config.holdLimits,
       },
     });
     if (mode === 'single-process')

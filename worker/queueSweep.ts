@@ -4,7 +4,7 @@ import type { WorkerPlugin } from '@temporalio/worker';
 import { type QueueWakeDeps, wakeFirstLiving } from '../activities/sessionSignals';
 import type { Metrics } from '../activities/metrics';
 import { DEFAULT_QUEUE_SWEEP_MS, MAX_QUEUE_SWEEP_MS } from '../policy/constants';
-import { queuesToWake } from '../policy/lockContract/stalledQueues';
+import { type LapsingLease, NOTHING_SEEN, queuesToWake } from '../policy/lockContract/stalledQueues';
 import { renewSilentLeases } from './silentLeases';
 
 /** What a sweep needs: what waking a queue needs, where renewals are counted, and how often to look. */
@@ -29,7 +29,8 @@ export function sweepIntervalMs(everyMs: number = DEFAULT_QUEUE_SWEEP_MS): numbe
  * - the leases whose keepers fell silent (`leasesRunningLow`), renewed for the sessions that still
  *   hold them (worker/silentLeases.ts): a holder's worker that died costs no lease;
  * - the keys that nobody holds while their queues wait (`stalledQueues`), and a wake-up for the head
- *   of each one seen so at two sweeps in a row (policy/lockContract/stalledQueues.ts). It is what tells a parked head
+ *   of each one seen so at two sweeps in a row, or at once behind a lease the sweep saw running out
+ *   with no session to keep it (policy/lockContract/stalledQueues.ts). It is what tells a parked head
  *   that a lease ended when no session is left to tell it: the holder's session was terminated or
  *   timed out, the holder lives outside lockwarden, or the head woken by a release died before it
  *   tried.
@@ -41,15 +42,16 @@ export function sweepIntervalMs(everyMs: number = DEFAULT_QUEUE_SWEEP_MS): numbe
 async function sweepQueues(options: QueueSweepOptions, signal: AbortSignal): Promise<void> {
   const { locks, log } = options;
   const everyMs = sweepIntervalMs(options.everyMs);
-  let previous = new Map<string, string>();
+  let previous = NOTHING_SEEN;
   while (!signal.aborted) {
     try {
       await delay(everyMs, undefined, { signal });
     } catch {
       return; // aborted: the worker is shutting down
     }
+    let lapsing: LapsingLease[] = [];
     try {
-      await renewSilentLeases(options);
+      ({ lapsing } = await renewSilentLeases(options, everyMs));
     } catch (error) {
       log.warn(
         { event: 'lock.sweep-failed', part: 'silent leases', error: String(error) },
@@ -57,7 +59,7 @@ async function sweepQueues(options: QueueSweepOptions, signal: AbortSignal): Pro
       );
     }
     try {
-      const verdict = queuesToWake(previous, await locks.stalledQueues());
+      const verdict = queuesToWake(previous, await locks.stalledQueues(), lapsing);
       previous = verdict.seen;
       for (const queue of verdict.wake) {
         log.info(

@@ -14,6 +14,7 @@ import type { Activities } from '../activities';
 import type { AcquireRequestInput } from '../policy/decisions/acquireRequest';
 import { acquisitionWorkflowId } from '../policy/constants';
 import { FAILURE_TYPES } from '../policy/errors';
+import { DEFAULT_MAX_HOLD_MS } from '../policy/decisions/holdLimits';
 import type { Lease } from '../policy/lockContract/lockSchemas';
 import { RELEASE_KEY_MEMO, releaseKeyDigest } from '../policy/lockContract/releaseKey';
 import type { SessionNews, SessionOutcome } from '../policy/sessionModel/sessionTypes';
@@ -187,6 +188,9 @@ async function untilEnded<T>(work: () => Promise<T>, ended: () => boolean): Prom
   }
 }
 
+/** How much longer than its hold holdLockFor's hold limit is: the time to acquire and to release. */
+const HOLD_MARGIN_MS = 60_000;
+
 /** Holds a lock for `holdMs` through withLock and returns the lease it held: a job that needs the lock. */
 export async function holdLockFor(request: AcquireRequestInput, holdMs: number): Promise<Lease> {
   if (!Number.isSafeInteger(holdMs) || holdMs < 0 || holdMs > 86_400_000)
@@ -194,7 +198,9 @@ export async function holdLockFor(request: AcquireRequestInput, holdMs: number):
       'invalid hold: holdMs must be a whole number of ms from 0 to 86400000',
       FAILURE_TYPES.invalidLockRequest,
     );
-  return withLock(request, async (lease) => {
+  // The hold limit covers the hold asked for, unless the request sets its own.
+  const limited = { maxHoldMs: Math.max(DEFAULT_MAX_HOLD_MS, holdMs + HOLD_MARGIN_MS), ...request };
+  return withLock(limited, async (lease) => {
     await sleep(holdMs, { summary: `hold ${request.key} for ${holdMs} ms` });
     return lease;
   });

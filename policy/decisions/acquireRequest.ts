@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { LATENCY_FLOOR_MS } from '../constants';
 import { readConstraints } from './constraints';
+import { ABSOLUTE_MAX_HOLD_MS, ABSOLUTE_MAX_HOLDER_TTL_MS, MIN_HOLDER_TTL_MS } from './holdLimits';
 import { RELEASE_KEY_DIGEST_PATTERN } from '../lockContract/releaseKey';
 import {
   fairnessSchema,
@@ -51,6 +52,17 @@ export const acquireRequestSchema = z
       .min(1_000)
       .max(7 * DAY_MS)
       .default(15 * 60 * 1000),
+    /**
+     * The hold limit: held this long, the session lets go (fenced) and its holder learns the lease is
+     * lost. Absent, the worker's default (policy/decisions/holdLimits.ts), never above its maximum.
+     */
+    maxHoldMs: z.number().int().min(1_000).max(ABSOLUTE_MAX_HOLD_MS).optional(),
+    /**
+     * Set for a holder outside a workflow (acquire() sets it): the holder sends keep-alives, and a
+     * session that goes this long without one lets the lease go, fenced. Absent, the holder is durable
+     * (a withLock parent, a detached session) and the hold ends with the session.
+     */
+    holderTtlMs: z.number().int().min(MIN_HOLDER_TTL_MS).max(ABSOLUTE_MAX_HOLDER_TTL_MS).optional(),
     /** Cut back-off short when the holder releases (a signal from the releasing session). */
     wakeOnRelease: z.boolean().default(true),
     /** Set by withLock: tell the parent workflow when the lease is granted and when the session ends. */
@@ -102,6 +114,9 @@ export const acquireRequestSchema = z
   });
 export type AcquireRequestInput = z.input<typeof acquireRequestSchema>;
 export type AcquireRequest = z.output<typeof acquireRequestSchema>;
+
+/** A request as its session runs it, checked at the edge: its hold limit is always set. */
+export type SessionRequest = AcquireRequest & { maxHoldMs: number };
 
 /** Validates a caller's request, filling in the default TTL and budget; throws InvalidLockRequest. */
 export function parseAcquireRequest(input: unknown): AcquireRequest {

@@ -62,11 +62,11 @@ export function sweepKeepsLease(ttlMs: number, sweepEveryMs: number = MAX_QUEUE_
 }
 
 /**
- * A keeper whose lease the sweep keeps heartbeats for Temporal's sake only: its heartbeats carry its
- * cancellation, and a keeper silent this long is run again on another worker. Each heartbeat, and
- * each firing of the server's heartbeat timer, is a write of the session's state on the Temporal
- * server, so the longer this is, the less a holder costs the server (the SDK sends heartbeats at most
- * every 60 s whatever the timeout: two writes a minute a holder at most).
+ * A keeper whose lease the sweep keeps can be silent long before Temporal runs it again elsewhere: a
+ * keeper heartbeats before each renewal (to learn whether its session still runs), and a keeper
+ * silent this long is run again on another worker. Each firing of the server's heartbeat timer is a
+ * write of the session's state on the Temporal server, so the longer this is, the fewer a stalled
+ * worker's pauses cost.
  */
 const SWEPT_KEEPER_HEARTBEAT_TIMEOUT_MS = 120_000;
 

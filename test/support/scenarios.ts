@@ -674,6 +674,32 @@ export const leaseLost = {
   },
 } satisfies Scenario;
 
+export const holdEndsByItself = {
+  name: 'session-hold-ends',
+  histories: ['session-hold-limit', 'session-holder-gone'],
+  async run({ client, taskQueue, locks, tag }: ScenarioContext) {
+    // One session reaches its hold limit; another's holder never sends a keep-alive (as if it died
+    // the moment it was granted).
+    const limited = await startAcquisition(
+      client,
+      { key: `limit-${tag}`, requester: 'long-job', maxHoldMs: 1_500 },
+      { taskQueue },
+    );
+    const silent = await startAcquisition(
+      client,
+      { key: `silent-${tag}`, requester: 'crashed-service', holderTtlMs: 3_000 },
+      { taskQueue },
+    );
+    const [limitOutcome, goneOutcome] = await Promise.all([limited.result(), silent.result()]);
+    return {
+      histories: { 'session-hold-limit': limited.workflowId, 'session-holder-gone': silent.workflowId },
+      limitOutcome,
+      goneOutcome,
+      keysAfter: [await locks.inspect(`limit-${tag}`), await locks.inspect(`silent-${tag}`)],
+    };
+  },
+} satisfies Scenario;
+
 export const withLockHoldLockFor = {
   name: 'withLock-holdLockFor',
   histories: ['withLock-holdLockFor-parent', 'withLock-holdLockFor-session'],
@@ -817,6 +843,7 @@ export const SCENARIOS: Scenario[] = [
   constraintsEnforced,
   deadlock,
   leaseLost,
+  holdEndsByItself,
   withLockHoldLockFor,
   withLockStoppedOnLoss,
   releaseLockFenced,

@@ -3,6 +3,7 @@ import {
   ActivityCancellationType,
   CancellationScope,
   condition,
+  isCancellation,
   proxyActivities,
   sleep,
   type TemporalFailure,
@@ -18,6 +19,7 @@ import type { FencedActionResult, Lease } from '../../policy/lockContract/lockSc
 import { handoffCalls, lockServiceUnreachable } from '../lockCalls';
 import { sessionMetrics } from './metricsSink';
 import type { LockSession, PhaseEnd } from './lockSession';
+import { watchHolder } from './holderLiveness';
 import { tellParent } from './peerSignals';
 
 /**
@@ -38,15 +40,21 @@ const { keepLease } = proxyActivities<Activities>({
 
 /**
  * The hold: renews the lease only while the lock service still shows the token it issued, until the
- * caller asks for a release (fenced by the same token) or the lease is lost. Ends with the session's
- * end, or by continuing as new with the lease.
+ * caller asks for a release (fenced by the same token), the lease is lost, the hold limit is reached,
+ * or the holder's keep-alives stop. Cancelled while it holds (an operator's `temporal workflow
+ * cancel`, a withLock parent's cancellation), it lets go, fenced, and then ends cancelled.
  */
 export async function holdUntilReleased(session: LockSession, lease: Lease): Promise<PhaseEnd> {
   session.holdGranted(lease);
   session.enter('holding', `holding ${session.key} with token ${lease.token}`);
-  if (session.request.notifyParent) await tellParent({ status: 'acquired', lease });
-  const renewEveryMs = renewalIntervalMs(session.request.ttlMs);
-  return keptUntilReleased(session, lease, renewEveryMs);
+  try {
+    if (session.request.notifyParent) await tellParent({ status: 'acquired', lease });
+    return await keptUntilReleased(session, lease, Date.now() + session.request.maxHoldMs);
+  } catch (error) {
+    if (!isCancellation(error)) throw error;
+    await CancellationScope.nonCancellable(() => releaseHeld(session, lease));
+    throw error;
+  }
 }
 
 // The release activity wakes the head of the queue itself: the hand-off waits for no task of ours.
@@ -66,28 +74,53 @@ async function releaseHeld(session: LockSession, lease: Lease): Promise<PhaseEnd
 }
 
 /**
- * The hold as a keeper keeps it: the workflow waits, with no timer, for the caller's release or the
- * keeper's word that the lease is lost. A release cancels the keeper (the release activity also
- * stops it in its own process) and releases, fenced by the same token. A fresh hold first waits half
- * a renewal interval for a release with no keeper at all: nothing is due before then.
+ * The session lets the lease go on its own (the hold limit, or the holder gone): released, fenced, the
+ * head woken, and the holder, if it is still there, finds the lease lost, with why.
  */
-async function keptUntilReleased(
+async function letGo(
   session: LockSession,
   lease: Lease,
-  renewEveryMs: number,
+  why: 'hold-limit' | 'holder-gone',
+  reason: string,
 ): Promise<PhaseEnd> {
+  const released = await releaseWhileTimeLeft(lease);
+  session.releaseAnswered(released);
+  sessionMetrics.leaseLost(why);
+  const said = `${reason}: ${released.ok ? `released token ${lease.token}, fenced` : `release refused: ${released.reason}`}`;
+  session.enter('lease-lost', said);
+  return {
+    kind: 'ended',
+    outcome: { status: 'lease-lost', lease, attempts: session.attempts, reason: said },
+  };
+}
+
+/**
+ * The hold as a keeper keeps it: the workflow waits, with one timer (the hold limit), for the caller's
+ * release, the keeper's word that the lease is lost, or the holder's keep-alives to stop (a holder
+ * outside a workflow: watchHolder). A release cancels the keeper (the release activity also stops it
+ * in its own process) and releases, fenced by the same token. A fresh hold first waits half a renewal
+ * interval for a release with no keeper and no watch at all: nothing is due before then, and a holder
+ * that dies meanwhile is found half an interval later.
+ */
+async function keptUntilReleased(session: LockSession, lease: Lease, limitAt: number): Promise<PhaseEnd> {
+  const { ttlMs, maxHoldMs, holderTtlMs } = session.request;
+  const renewEveryMs = renewalIntervalMs(ttlMs);
+  const leftMs = () => Math.max(0, limitAt - Date.now());
   // A hold given back before its lease is near due needs no keeper.
-  const startInMs = keeperStartInMs(renewEveryMs);
+  const startInMs = Math.min(keeperStartInMs(renewEveryMs), leftMs());
   const released = await condition(() => session.releaseRequested, startInMs, {
     summary: `hold token ${lease.token}: a keeper starts in ${startInMs} ms unless released`,
   });
   if (released) return releaseHeld(session, lease);
+  if (leftMs() === 0)
+    return letGo(session, lease, 'hold-limit', `the hold limit of ${maxHoldMs} ms was reached`);
+  const holderWatch = holderTtlMs ? watchHolder(lease, holderTtlMs, leftMs()) : null;
   const keeperScope = new CancellationScope();
   const keeping = keeperScope.run(() =>
     keepLease.executeWithOptions(
       {
         startToCloseTimeout: '1 day',
-        heartbeatTimeout: keeperHeartbeatTimeoutMs(session.request.ttlMs),
+        heartbeatTimeout: keeperHeartbeatTimeoutMs(ttlMs),
         summary: `keep token ${lease.token}: renew every ${renewEveryMs} ms`,
         // Nothing waits for the cancelled keeper: answered when it has stopped, its cancellation
         // costs the release's workflow task no activation.
@@ -99,8 +132,15 @@ async function keptUntilReleased(
   let keeperEnded = false;
   const ended = () => (keeperEnded = true);
   void keeping.then(ended, ended);
-  await condition(() => session.releaseRequested || keeperEnded);
-  if (!session.releaseRequested) {
+  await condition(
+    () => session.releaseRequested || keeperEnded || holderWatch?.goneReason != null,
+    leftMs(),
+    {
+      summary: `hold token ${lease.token}: at most ${maxHoldMs} ms in all`,
+    },
+  );
+  holderWatch?.stop();
+  if (keeperEnded && !session.releaseRequested) {
     // A keeper that failed for good (the deny gate, bad input) fails the session, as a renewal did.
     const { reason } = await keeping;
     sessionMetrics.leaseLost('renewal');
@@ -109,7 +149,9 @@ async function keptUntilReleased(
   }
   keeperScope.cancel();
   keeping.catch(() => undefined); // cancelled on purpose: its failure is expected and not wanted
-  return releaseHeld(session, lease);
+  if (session.releaseRequested) return releaseHeld(session, lease);
+  if (holderWatch?.goneReason) return letGo(session, lease, 'holder-gone', holderWatch.goneReason);
+  return letGo(session, lease, 'hold-limit', `the hold limit of ${maxHoldMs} ms was reached`);
 }
 
 /** How long a session waits before it calls a lock service it could not reach again. */

@@ -1,6 +1,6 @@
 // A session's fields and what its phases read of them: the base of LockSession (lockSession.ts).
 import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { AcquireRequest, RetryBudget } from '../../policy/decisions/acquireRequest';
+import type { AcquireRequest, RetryBudget, SessionRequest } from '../../policy/decisions/acquireRequest';
 import { type ConstraintRules, constraintRules, tightenBudget } from '../../policy/decisions/constraints';
 import type { PastDecision } from '../../policy/decisions/decisionContext';
 import type { Overtaking } from '../../policy/lockContract/fairness';
@@ -79,7 +79,7 @@ export class SessionRecord {
   protected heldSince = 0;
 
   constructor(
-    readonly request: AcquireRequest,
+    readonly request: SessionRequest,
     /** Where decisions are asked for, as the worker that checked the request said. */
     readonly decisions: DecisionRoute = { modelTaskQueue: null, byPolicy: false },
   ) {

@@ -4,7 +4,7 @@ import { CancelledFailure, Context } from '@temporalio/activity';
 import { firstRenewalInMs, LOCK_CALL_TIMEOUT_MS } from '../policy/decisions/leaseKeeping';
 import type { Lease } from '../policy/lockContract/lockSchemas';
 import { renewFenced, type RenewalDeps, type RenewalResult } from './leaseActions';
-import type { SessionWaker } from './sessionSignals';
+import type { SessionEndWatch } from './sessionEndWatch';
 
 /** How often a keeper renews. */
 export interface KeepPlan {
@@ -64,19 +64,20 @@ const leaseId = ({ key, holder, token }: Pick<Lease, 'key' | 'holder' | 'token'>
   JSON.stringify([key, holder, token]);
 
 /**
- * What the keeper needs: the fenced renewal's dependencies, this process's keeper list, and Temporal's
- * word on whether its session still runs.
+ * What the keeper needs: the fenced renewal's dependencies, this process's keeper list, and its
+ * watch on sessions that ended without releasing.
  */
 interface LeaseKeeperDeps extends RenewalDeps {
   keepers: LeaseKeepers;
-  sessions: Pick<SessionWaker, 'heartbeatActivity'>;
+  sessionEnds: SessionEndWatch;
 }
 
 /**
  * The lease keeper: one activity for the whole hold that renews the lease every `renewEveryMs` with
- * the fenced renewal (the token the service issued, nothing else), while its session runs: before
- * each renewal it heartbeats and waits for Temporal's answer, and a run that has closed (terminated,
- * timed out, reset) gets no renewal more, so a lease outlives its session by less than one interval.
+ * the fenced renewal (the token the service issued, nothing else), while its session runs: told by
+ * this process's SessionEndWatch that its run ended without releasing (terminated, timed out,
+ * reset), it renews nothing more, so a lease outlives its session by about one interval. It
+ * heartbeats after each renewal.
  * A hold then costs its workflow no task and no history event per renewal (a session's workflow task
  * costs milliseconds of worker CPU; a renewal here costs the lock call and a heartbeat). It returns
  * only when the lease is lost, and ends cancelled when its session releases. A keeper whose worker
@@ -88,7 +89,13 @@ export async function keepLease(deps: LeaseKeeperDeps, lease: Lease, plan: KeepP
   const context = Context.current();
   const halt = new AbortController();
   const unregister = deps.keepers.register(lease, () => halt.abort('quiet'));
-  const onCancel = () => halt.abort('cancelled');
+  const run = context.info.workflowExecution; // always set: a keeper runs for its session
+  const unwatch = run
+    ? deps.sessionEnds.watch(run.runId, plan.renewEveryMs, () => halt.abort('session-ended'))
+    : () => undefined;
+  // Temporal's answer to a heartbeat that the run is not found: its session ended (or this attempt
+  // was run again elsewhere, which the orphan check tells apart).
+  const onCancel = () => halt.abort(context.cancellationDetails?.notFound ? 'session-ended' : 'cancelled');
   context.cancellationSignal.addEventListener('abort', onCancel, { once: true });
   // A retried attempt (its worker died or stalled) may have lost most of the interval already; a
   // first one that started late renews when the lease is due, not an interval after its own start.
@@ -98,32 +105,27 @@ export async function keepLease(deps: LeaseKeeperDeps, lease: Lease, plan: KeepP
   try {
     for (;;) {
       await delay(waitMs, undefined, { signal: halt.signal });
-      const standing = await deps.sessions.heartbeatActivity(context.info.taskToken, { leaseUntil });
-      // Its session asked it to stop: it renews nothing more and waits, as a quieted keeper does,
-      // for the SDK to deliver the cancellation (which then ends the activity as cancelled).
-      if (standing === 'cancelled') halt.abort('quiet');
-      halt.signal.throwIfAborted();
-      if (standing === 'gone')
-        return {
-          reason: 'its session is gone: the lease is renewed no more',
-          reachable: true,
-          sessionGone: true,
-        };
       const beat = () => context.heartbeat({ leaseUntil });
       const bound = lockCallBoundMs(plan.renewEveryMs);
       const renewed = await renewWhileReachable(deps, lease, { leaseUntil, bound, beat }, halt.signal);
       if (!renewed.ok) return { reason: renewed.reason, reachable: !('unreachable' in renewed) };
       leaseUntil = renewed.leaseUntil;
+      // For Temporal's sake: its answer carries the keeper's cancellation, or says this attempt was
+      // run again elsewhere (then the SDK cancels this one). The SDK sends one a minute at most.
+      context.heartbeat({ leaseUntil });
       waitMs = plan.renewEveryMs;
     }
   } catch (error) {
     if (!halt.signal.aborted) throw error;
+    if (halt.signal.reason === 'session-ended')
+      return { reason: 'its session ended without releasing it', reachable: true, sessionGone: true };
     // Quieted by its session's release here: it waits for the session's cancellation, as above.
     if (halt.signal.reason === 'quiet') await cancelled(context, plan.renewEveryMs);
     // Cancelled by its session, or by the worker shutting down (then Temporal retries it elsewhere).
     throw new CancelledFailure(String(context.cancellationSignal.reason));
   } finally {
     unregister();
+    unwatch();
     context.cancellationSignal.removeEventListener('abort', onCancel);
   }
 }

@@ -12,6 +12,7 @@ import {
   lockCallBoundMs,
 } from './leaseKeeper';
 import { gateLeaseAction, logLeaseAction } from './leaseActions';
+import { SessionEndWatch } from './sessionEndWatch';
 import type { Metrics } from './metrics';
 import type { ReleaseNotice } from '../temporal/messages';
 import { type SessionWaker, wakeFirstLiving } from './sessionSignals';
@@ -69,6 +70,7 @@ export function createLockActivities({
   metrics,
   keepers = new LeaseKeepers(),
 }: LockActivityDeps) {
+  const sessionEnds = new SessionEndWatch((since) => waker.closedSessionRuns(since));
   return {
     /**
      * One fast-path attempt at the lock service. A denial of a request with an owner also reports the
@@ -82,7 +84,7 @@ export function createLockActivities({
      * with the key left free wakes the head of its queue: nobody else would tell it.
      */
     async keepLease(lease: Lease, plan: KeepPlan): Promise<KeeperEnd> {
-      const end = await keepLease({ locks, log, metrics, keepers, sessions: waker }, lease, plan);
+      const end = await keepLease({ locks, log, metrics, keepers, sessionEnds }, lease, plan);
       if (end.sessionGone) {
         await letGoOfOrphan(lease);
         return end;

@@ -1,12 +1,6 @@
 // Reaching sessions from the worker: waking a waiter, telling of a deadlock or an overtaking,
 // asking who holds.
-import {
-  ActivityCancelledError,
-  ActivityNotFoundError,
-  type Client,
-  QueryNotRegisteredError,
-  WorkflowNotFoundError,
-} from '@temporalio/client';
+import { type Client, QueryNotRegisteredError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { LockService } from '../locks/lockService';
 import { acquisitionWorkflowId } from '../policy/constants';
@@ -42,13 +36,10 @@ export interface SessionWaker {
   /** Tells the overtaken waiter's session that a later arrival stands ahead of it; a gone one is logged. */
   tellOvertaken(overtaking: Overtaking): Promise<void>;
   /**
-   * Heartbeats the running activity of `taskToken` and answers with Temporal's word on it, awaited
-   * (the SDK's own heartbeats are throttled, and answer nobody): 'running'; 'cancelled', its workflow
-   * asked it to stop; 'gone', its run has closed (completed, terminated, timed out, reset) or this
-   * attempt was timed out and run again elsewhere. A Temporal it cannot reach answers 'running': only
-   * Temporal's own word stops a keeper.
+   * The runs of `acquireLock` sessions that closed abnormally (terminated, timed out, failed) since
+   * `since`, from Temporal's visibility; null when it cannot say now. See SessionEndWatch.
    */
-  heartbeatActivity(taskToken: Uint8Array, details?: unknown): Promise<'running' | 'cancelled' | 'gone'>;
+  closedSessionRuns(since: Date): Promise<string[] | null>;
   /**
    * Whether a run of the session of (key, requester) is running now (its id's latest run), or null
    * when Temporal cannot say.
@@ -131,17 +122,20 @@ export function createSessionWaker(client: Client, log: Logger): SessionWaker {
         );
       }
     },
-    async heartbeatActivity(taskToken, details) {
+    async closedSessionRuns(since) {
+      const query =
+        `WorkflowType = '${ACQUIRE_WORKFLOW_TYPE}' AND ExecutionStatus IN ('Terminated', 'TimedOut', 'Failed') ` +
+        `AND CloseTime >= '${since.toISOString()}'`;
       try {
-        await client.withDeadline(Date.now() + HOLDS_QUERY_MS, () =>
-          client.activity.heartbeat(taskToken, details),
-        );
-        return 'running';
+        const runs: string[] = [];
+        for await (const run of client.workflow.list({ query })) runs.push(run.runId);
+        return runs;
       } catch (error) {
-        if (error instanceof ActivityCancelledError) return 'cancelled';
-        if (error instanceof ActivityNotFoundError) return 'gone';
-        // Paused or reset by an operator, or Temporal out of reach: the keeper goes on.
-        return 'running';
+        log.warn(
+          { event: 'lock.session-ends-unread', error: String(error) },
+          'could not list ended sessions',
+        );
+        return null;
       }
     },
     async sessionRuns(key, requester) {

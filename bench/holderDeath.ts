@@ -131,8 +131,9 @@ async function round(death: Death, client: Client, locks: LockService, lockUrl: 
   const key = unique(`death-${death}`);
   const holder = await holderFor(death, client, key, lockUrl, queue);
   try {
-    // The hold settles: the keeper (half a renewal interval in) and the keep-alive watch are running.
-    await delay(5_000);
+    // The hold settles: the keeper (half a renewal interval in) and the keep-alive watch are running;
+    // then the death comes at a random moment of the renewal and keep-alive cycles, not in step with them.
+    await delay(5_000 + (Math.random() * DEFAULT_HOLDER_TTL_MS) / 3);
     const waiter = await startAcquisition(
       client,
       { key, requester: 'next', ttlMs: TTL_MS },

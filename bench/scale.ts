@@ -147,6 +147,8 @@ interface Row {
   waiters: number;
   holders: HolderKind;
   eventsPerHolderMin: number;
+  /** This process's CPU over the idle window: the holders' keep-alives, when it sends them. */
+  clientCpu: number;
   workerCpu: number;
   serverCpu: number;
   callsPerS: number;
@@ -293,12 +295,14 @@ async function measure(
       holderHistory: await holderHistoryLengths(),
     };
     const afterHistoryRead = {
+      client: process.cpuUsage(),
       worker: cpuSeconds(workerPid),
       server: cpuSeconds(serverPid),
       at: performance.now(),
     };
     console.log(`    ${keys} keys, ${waiters} waiters parked: measuring ${options.idleS} s idle`);
     await delay(options.idleS * 1_000);
+    const clientCpu = process.cpuUsage(afterHistoryRead.client);
     const after = {
       at: performance.now(),
       worker: cpuSeconds(workerPid),
@@ -323,6 +327,7 @@ async function measure(
       waiters,
       holders,
       eventsPerHolderMin: holderEvents / ((after.at - before.at) / 60_000),
+      clientCpu: (clientCpu.user + clientCpu.system) / 1e6 / seconds,
       workerCpu: (after.worker - afterHistoryRead.worker) / seconds,
       serverCpu: (after.server - afterHistoryRead.server) / seconds,
       callsPerS: totalCalls / seconds,
@@ -448,7 +453,7 @@ function formatRow(r: Row): string {
       ? ` (${((r.workerCpu * 1000) / r.renewalsPerS).toFixed(2)} ms a renewal)`
       : '';
   const events = Number.isNaN(r.eventsPerWaiterMin) ? '–' : r.eventsPerWaiterMin.toFixed(2);
-  return `| ${r.holders} | ${r.waiters} | ${r.keys} | ${r.eventsPerHolderMin.toFixed(2)} | ${pct(r.workerCpu)}${perRenewal} | ${pct(r.serverCpu)} | ${r.callsPerS.toFixed(1)} (renewals ${r.renewalsPerS.toFixed(1)}) | ${events} | ${r.rssMiB.toFixed(0)} MiB | ${drain} | ${r.independentRate?.toFixed(1) ?? '–'} | ${ratio} |`;
+  return `| ${r.holders} | ${r.waiters} | ${r.keys} | ${r.eventsPerHolderMin.toFixed(2)} | ${pct(r.clientCpu)} | ${pct(r.workerCpu)}${perRenewal} | ${pct(r.serverCpu)} | ${r.callsPerS.toFixed(1)} (renewals ${r.renewalsPerS.toFixed(1)}) | ${events} | ${r.rssMiB.toFixed(0)} MiB | ${drain} | ${r.independentRate?.toFixed(1) ?? '–'} | ${ratio} |`;
 }
 
 /** The rows as a JSON evidence report beside the table: what a post-mortem cites. */
@@ -481,8 +486,8 @@ async function main(): Promise<void> {
   const header = [
     `scale, ${options.backend}, ${options.projectServer ? "the project's dev server" : 'a fresh dev server'}, idle window ${options.idleS} s, ${os.cpus().length} cores, workflow cache ${options.maxCached ?? 'the worker default'}, ${new Date().toISOString()}`,
     '',
-    '| holders | waiters | keys | history events / holder / min | worker CPU | server CPU | lock calls/s | history events / waiter / min | worker RSS | drain | independent keys/s | drain ÷ independent |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| holders | waiters | keys | history events / holder / min | bench process CPU (keep-alives) | worker CPU | server CPU | lock calls/s | history events / waiter / min | worker RSS | drain | independent keys/s | drain ÷ independent |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   console.log(header.join('\n'));
   const rows: Row[] = [];
@@ -514,7 +519,7 @@ async function main(): Promise<void> {
                 .filter(Boolean)
                 .join(': ')
             : String(error);
-        lines.push(`| ${holders} | ${waiters} | ${keys} | failed: ${reason} | | | | | | | | |`);
+        lines.push(`| ${holders} | ${waiters} | ${keys} | failed: ${reason} | | | | | | | | | |`);
         console.log(lines.at(-1));
       }
       write();

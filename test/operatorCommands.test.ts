@@ -13,9 +13,11 @@ import { waitFor } from './support/waitFor';
 
 /**
  * A TTL short enough to run quickly and long enough to tell a lease let go from one run out: renewals
- * every 2 s, a keeper from 1 s into the hold, and 4 s at least left on the lease when its holder ends.
+ * every 3.3 s, a keeper from 1.7 s into the hold, and 6.7 s at least left on the lease when its
+ * holder ends. Long enough, too, for the sweep to stand in for a silent keeper, so the keeper's
+ * heartbeats are a minute apart: what tells it its session ended is the worker's watch on sessions.
  */
-const TTL_MS = 6_000;
+const TTL_MS = 10_000;
 
 describe('Temporal CLI operator commands on lock sessions', () => {
   const fixture = sessionFixture();
@@ -39,7 +41,10 @@ describe('Temporal CLI operator commands on lock sessions', () => {
       return acquisitionWorkflowId(this.key, requester);
     }
 
-    /** A holder kept by its keeper (started half a renewal interval into the hold). */
+    /**
+     * A holder kept by its keeper (started half a renewal interval into the hold), past its first
+     * renewal and first heartbeat (the next is a minute away).
+     */
     async holder(requester = 'holder') {
       const held = await acquire(
         fixture.env.client,
@@ -50,6 +55,7 @@ describe('Temporal CLI operator commands on lock sessions', () => {
         const described = await fixture.env.client.workflow.getHandle(this.id(requester)).describe();
         return (described.raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'keepLease');
       });
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
       return held;
     }
 

@@ -94,13 +94,7 @@ async function holderFor(
     return { die: () => killed(child), cleanUp: () => killed(child) };
   }
   if (death === 'terminated') {
-    const session = await startAcquisition(
-      client,
-      { key, requester: 'holder', ttlMs: TTL_MS },
-      { taskQueue: waiterQueue },
-    );
-    await awaitLeaseOf(client, session.workflowId);
-    const handle = client.workflow.getHandle(session.workflowId);
+    const handle = await detachedHolder(client, key, waiterQueue);
     const die = async () => void (await handle.terminate('holder death bench'));
     return { die, cleanUp: async () => undefined };
   }
@@ -110,13 +104,7 @@ async function holderFor(
     LOCKWARDEN_TASK_QUEUE: holderQueue,
     LOCK_SERVICE_URL: lockUrl,
   });
-  const session = await startAcquisition(
-    client,
-    { key, requester: 'holder', ttlMs: TTL_MS },
-    { taskQueue: holderQueue },
-  );
-  await awaitLeaseOf(client, session.workflowId);
-  const handle = client.workflow.getHandle(session.workflowId);
+  const handle = await detachedHolder(client, key, holderQueue);
   return {
     die: () => killed(worker),
     cleanUp: async () => {
@@ -124,6 +112,13 @@ async function holderFor(
       await handle.terminate('holder death bench').catch(() => undefined);
     },
   };
+}
+
+/** A detached session holding `key` on `taskQueue`, once it holds. */
+async function detachedHolder(client: Client, key: string, taskQueue: string) {
+  const session = await startAcquisition(client, { key, requester: 'holder', ttlMs: TTL_MS }, { taskQueue });
+  await awaitLeaseOf(client, session.workflowId);
+  return client.workflow.getHandle(session.workflowId);
 }
 
 /** One round: the time from the holder's death to the waiter's grant, in ms. */

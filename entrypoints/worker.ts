@@ -56,7 +56,8 @@ export {
   type RetryDecision,
   retryDecisionSchema,
 } from '../policy/decisions/retryDecision';
-export type { AcquireRequest } from '../policy/decisions/acquireRequest';
+export type { AcquireRequest, SessionRequest } from '../policy/decisions/acquireRequest';
+export type { OperatorHoldLimits } from '../policy/decisions/holdLimits';
 export { type BriefingDraft, briefingDraftSchema } from '../policy/postmortem/modelDraft';
 export type { RedactionCounts } from '../policy/textSafety/redaction';
 export type { Overtaking, QueuedTicket } from '../policy/lockContract/fairness';

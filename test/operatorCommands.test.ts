@@ -97,7 +97,7 @@ describe('Temporal CLI operator commands on lock sessions', () => {
     return fixture.env.client.workflow.getHandle(workflowId).result();
   }
 
-  it('terminate a holder: its keeper releases the lease, fenced, within a renewal interval, and the next waiter holds before the lease would have run out', async () => {
+  it('terminate a holder: its keeper releases the lease, fenced, within one watch of its worker (1 to 5 s), and the next waiter holds before the lease would have run out', async () => {
     await withSessions(async (s) => {
       const { lease } = await s.holder();
       await s.waiter('next');

@@ -15,6 +15,7 @@ import type { OnCallConfig } from '../activities/oncallActivities';
 import { createSessionWaker } from '../activities/sessionSignals';
 import type { LockService } from '../locks/lockService';
 import { DEFAULT_STICKY_SCHEDULE_TO_START_MS } from '../policy/constants';
+import type { OperatorHoldLimits } from '../policy/decisions/holdLimits';
 import { WORKFLOWS_PATH } from './createWorker';
 import { withKeeperSlots } from './activitySlots';
 import { withIsolateTimeout } from './isolateTimeout';
@@ -49,6 +50,8 @@ export interface LockwardenPluginOptions {
   isolateExecutionTimeoutMs?: number;
   /** How often the worker sweeps (worker/queueSweep.ts); 5 s when absent, and at most 5 s. */
   queueSweepMs?: number;
+  /** The longest hold limit and holder TTL a request may ask for; DEFAULT_OPERATOR_HOLD_LIMITS when absent. */
+  holdLimits?: OperatorHoldLimits;
 }
 
 /**
@@ -78,6 +81,7 @@ export class LockwardenPlugin extends SimplePlugin {
         decider: options.decider ?? null,
         drafter: options.drafter ?? null,
         modelTaskQueue: options.modelTaskQueue ?? null,
+        ...(options.holdLimits ? { holdLimits: options.holdLimits } : {}),
         oncall: options.oncall,
         escalations: options.escalations,
         metrics,

@@ -49,6 +49,12 @@ export function createMetrics({ registry = new Registry(), keyLabels = false }: 
       labelNames: ['provider', 'decision', 'fallback_cause'] as const,
       registers: [registry],
     }),
+    starvationRisk: new Counter({
+      name: 'lockwarden_starvation_risk_total',
+      help: 'Retry decisions applied, by the starvation risk they said (low, medium, high)',
+      labelNames: ['level'] as const,
+      registers: [registry],
+    }),
     modelLatency: new Histogram({
       name: 'lockwarden_model_request_seconds',
       help: 'Time the model path took for one decision (repair included), by result: decision, fallback or thrown',

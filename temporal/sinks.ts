@@ -52,6 +52,8 @@ export interface DecisionLogLine {
   /** What became of it: its own back-off, a park it gave way to, an escalation, or the end. */
   appliedAs: string;
   fallbackCause: string | null;
+  /** The decision's starvation risk (low, medium, high): logged, counted, and watched per key. */
+  starvationRisk: string;
 }
 
 /** How a session's acquisition ended: the outcome line its decision lines lead to. */

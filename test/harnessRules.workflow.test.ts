@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import pino from 'pino';
 import { FileEscalationStore } from '../activities/escalationStore';
+import { createMetrics } from '../activities/metrics';
 import { SqliteLockService } from '../locks/sqliteLockService';
 import { SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 import { freshSqlitePath } from '../devkit/tempFiles';
@@ -74,6 +75,49 @@ describe('the harness rules of seed 000', () => {
         expect.objectContaining({ key, outcome: 'abandoned', attempts: 4, escalations: 1 }),
       ]);
     });
+  });
+
+  it('logs and counts each decision by its starvation risk, and flags a key whose decisions keep saying high', async () => {
+    const key = unique('starving');
+    const metrics = createMetrics();
+    const oncall = { webhookUrl: null, reviewWindowMs: 60_000, reviewThreshold: 2 };
+    await withWorker(fixture.env, { locks: fixture.locks, log, metrics, oncall }, async (taskQueue) => {
+      const held = await acquire(fixture.env.client, { key, requester: 'holder' }, { taskQueue });
+      // Backs off (no park) on a one-second budget: past half of it, every decision says high.
+      const waiter = await startAcquisition(
+        fixture.env.client,
+        {
+          key,
+          requester: 'waiter',
+          wakeOnRelease: false,
+          budget: { baseBackoffMs: 200, maxBackoffMs: 300, maxTotalWaitMs: 1_000, maxRetries: 20 },
+        },
+        { taskQueue },
+      );
+      await waitFor('escalated', phaseIs(waiter.workflowId, 'escalated'));
+      await resolve(fixture.env.client, waiter.workflowId, {
+        action: 'abandon',
+        operator: 'ops',
+        reason: 'test',
+      });
+      await waiter.result();
+      await release(fixture.env.client, held.lease);
+    });
+    const decisions = lines.filter((l) => l.event === 'retry-decision' && l.key === key);
+    const risks = decisions.map((l) => l.starvationRisk);
+    expect(risks[0]).not.toBe('high');
+    expect(risks.filter((r) => r === 'high').length).toBeGreaterThanOrEqual(2);
+    const counted = await metrics.registry.getSingleMetricAsString('lockwarden_starvation_risk_total');
+    expect(counted).toContain(
+      `lockwarden_starvation_risk_total{level="high"} ${risks.filter((r) => r === 'high').length}`,
+    );
+    // Flagged once, for its decisions: one escalation alone is under the review threshold of 2.
+    expect(lines.filter((l) => l.event === 'lock.flagged-for-review' && l.key === key)).toEqual([
+      expect.objectContaining({ reason: 'starvation-risk', highRiskDecisions: 2 }),
+    ]);
+    expect(
+      await metrics.registry.getSingleMetricAsString('lockwarden_keys_flagged_for_review_total'),
+    ).toContain('lockwarden_keys_flagged_for_review_total 1');
   });
 
   it("jitters a model's delay within ±20 % and records it as applied; a parked waiter's delay gives way to the park", async () => {

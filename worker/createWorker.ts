@@ -45,7 +45,10 @@ export function createLockwardenWorker(options: LockwardenWorkerOptions): Promis
         maxCachedWorkflows: options.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,
         stickyQueueScheduleToStartTimeout: DEFAULT_STICKY_SCHEDULE_TO_START_MS,
         activities: createActivities({ ...options.deps, metrics }),
-        sinks: { ...sessionMetricsSinks(metrics), ...sessionLogSinks(options.deps.log) },
+        sinks: {
+          ...sessionMetricsSinks(metrics),
+          ...sessionLogSinks(options.deps.log, { metrics, oncall: options.deps.oncall }),
+        },
         plugins: [queueSweepPlugin({ ...options.deps, metrics, everyMs: options.queueSweepMs })],
         ...(options.workflows ?? { workflowsPath: WORKFLOWS_PATH }),
         ...(options.deployment ? { workerDeploymentOptions: pinnedTo(options.deployment) } : {}),

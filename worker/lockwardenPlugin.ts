@@ -66,6 +66,7 @@ export class LockwardenPlugin extends SimplePlugin {
   readonly metrics: Metrics;
   private readonly isolateExecutionTimeoutMs: number | undefined;
   private readonly log: Logger;
+  private readonly oncall: OnCallConfig | undefined;
 
   constructor(options: LockwardenPluginOptions) {
     sweepIntervalMs(options.queueSweepMs); // a bad interval fails here, not when the worker runs
@@ -91,6 +92,7 @@ export class LockwardenPlugin extends SimplePlugin {
         withQueueSweep({ locks: options.locks, waker, log, metrics, everyMs: options.queueSweepMs }, next),
     });
     this.metrics = metrics;
+    this.oncall = options.oncall;
     this.log = log;
     this.isolateExecutionTimeoutMs = options.isolateExecutionTimeoutMs;
   }
@@ -104,7 +106,11 @@ export class LockwardenPlugin extends SimplePlugin {
         ...(configured.workflowBundle
           ? {}
           : { workflowsPath: withLockwardenWorkflows(configured.workflowsPath) }),
-        sinks: { ...configured.sinks, ...sessionMetricsSinks(this.metrics), ...sessionLogSinks(this.log) },
+        sinks: {
+          ...configured.sinks,
+          ...sessionMetricsSinks(this.metrics),
+          ...sessionLogSinks(this.log, { metrics: this.metrics, oncall: this.oncall }),
+        },
         // A burst of hand-offs outlasts the SDK's 10 s on the sticky queue (see the constant).
         stickyQueueScheduleToStartTimeout:
           configured.stickyQueueScheduleToStartTimeout ?? DEFAULT_STICKY_SCHEDULE_TO_START_MS,

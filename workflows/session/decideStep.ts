@@ -104,6 +104,7 @@ export async function decideAfterDenial(
     backoffAppliedMs: step.kind === 'sleep' ? step.sleepMs : null,
     appliedAs: appliedAs(step, parked),
     fallbackCause: record.fallbackCause,
+    starvationRisk: record.decision.starvation_risk,
   });
   return { record, step };
 }

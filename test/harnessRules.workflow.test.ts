@@ -164,6 +164,37 @@ describe('the harness rules of seed 000', () => {
     });
   });
 
+  it("checks a model's deadlock flag on the lock service's graph: unconfirmed, a human decides and the place is kept", async () => {
+    const key = unique('flagged');
+    const flagged = {
+      ...VALID_DECISION,
+      deadlock_detected: true,
+      explanation: 'replica-a waits on replica-b which waits on replica-a',
+    };
+    model.answer({ kind: 'tool', input: flagged });
+    const decider = createAnthropicDecider({ ...FAKE_MODEL, baseURL: model.baseURL });
+    await withWorker(fixture.env, { locks: fixture.locks, log, decider }, async (taskQueue) => {
+      const held = await acquire(fixture.env.client, { key, requester: 'holder' }, { taskQueue });
+      const waiter = await startAcquisition(fixture.env.client, { key, requester: 'waiter' }, { taskQueue });
+      await waitFor('escalated', phaseIs(waiter.workflowId, 'escalated'));
+      const state = await stateOf(fixture.env.client, waiter.workflowId);
+      expect(state.decisions[0]).toMatchObject({ provider: 'anthropic', appliedAs: 'deadlock-check' });
+      expect(state.escalation?.reason).toBe(
+        'the decision flagged a deadlock (replica-a waits on replica-b which waits on replica-a); ' +
+          "the lock service's wait-for graph shows no cycle through this session: a human decides",
+      );
+      expect(state.escalation).toMatchObject({ deadlock: false });
+      // Its place is kept: the release hands it the key, which resolves the escalation.
+      expect((await fixture.locks.inspect(key)).waiters).toEqual(['waiter']);
+      await release(fixture.env.client, held.lease);
+      await waitFor('waiter holding', phaseIs(waiter.workflowId, 'holding'));
+      expect((await stateOf(fixture.env.client, waiter.workflowId)).escalation).toMatchObject({
+        resolution: 'acquired',
+      });
+      await release(fixture.env.client, (await stateOf(fixture.env.client, waiter.workflowId)).lease!);
+    });
+  });
+
   it('escalates a waiter a later arrival was put ahead of (planted through the raw SQLite table) as fairness-violation', async () => {
     const key = unique('overtaken');
     const path = freshSqlitePath();

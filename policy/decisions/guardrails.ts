@@ -52,13 +52,16 @@ interface HarnessRules {
 export type GuardedStep =
   | { kind: 'sleep'; sleepMs: number; requestedMs: number; clamped: boolean }
   | { kind: 'escalate'; reason: string; deadlock: boolean }
-  | { kind: 'abandon'; reason: string };
+  | { kind: 'abandon'; reason: string }
+  /** The decision flagged a deadlock: the session checks the service's wait-for graph at once. */
+  | { kind: 'check-deadlock'; suspicion: string };
 
 /**
  * The rules no decision maker can override, applied once, in the workflow, after any provider: a
- * model's deadlock flag is ignored (the harness's own wait-for graph decides that, before any
- * decision is asked), a spent budget escalates whatever was decided, a retry without a delay never
- * reaches a sleep, and every sleep is bounded by `boundRetryDelay`.
+ * decision's deadlock flag is never a silent back-off (the session checks the lock service's
+ * wait-for graph at once, and a human decides when the graph does not confirm it); a spent budget
+ * escalates whatever else was decided; a retry without a delay never reaches a sleep; and every
+ * sleep is bounded by `boundRetryDelay`.
  */
 export function guardDecision(
   decision: RetryDecision,
@@ -66,6 +69,8 @@ export function guardDecision(
   budget: RetryBudget,
   rules?: HarnessRules,
 ): GuardedStep {
+  if (rules && decision.deadlock_detected)
+    return { kind: 'check-deadlock', suspicion: decision.escalation_reason ?? decision.explanation };
   const spent = rules ? budgetSpent(progress, budget) : null;
   if (spent) return { kind: 'escalate', reason: `budget spent (${spent})`, deadlock: false };
   if (decision.decision === 'abandon') return { kind: 'abandon', reason: decision.explanation };
@@ -91,10 +96,11 @@ export function guardDecision(
 }
 
 /** What became of a decision: a back-off of its own, a park its delay gave way to, an escalation, the end. */
-export type AppliedAs = 'backoff' | 'park' | 'escalate' | 'abandon';
+export type AppliedAs = 'backoff' | 'park' | 'escalate' | 'abandon' | 'deadlock-check';
 
 /** How a guarded step was applied; `parked`: the waiter parks in its place instead of backing off. */
 export function appliedAs(step: GuardedStep, parked: boolean): AppliedAs {
   if (step.kind === 'sleep') return parked ? 'park' : 'backoff';
+  if (step.kind === 'check-deadlock') return 'deadlock-check';
   return step.kind;
 }

@@ -229,10 +229,20 @@ describe('guardrails over any provider answer', () => {
     );
   });
 
-  // The harness's own finding (a wait-for cycle) is acted on by the session before any decision is
-  // asked: see the deadlock scenario in test/session.workflow.test.ts.
-  it("ignores a model's deadlock flag: a claimed deadlock alone never escalates", () => {
-    const claimed: RetryDecision = { ...decideByPolicy(context(), tuning, half), deadlock_detected: true };
+  // Seed 000: a deadlock flag halts the back-off and is checked on the lock service's graph (the
+  // session does it: see "checks a model's deadlock flag" in test/harnessRules.workflow.test.ts).
+  it("never backs off on a decision's deadlock flag, even with the budget spent; 0.1.0 runs ignore it", () => {
+    const rules = { noEscalationBeforeMs: null, jitterSample: 0.5 };
+    const claimed: RetryDecision = {
+      ...decideByPolicy(context(), tuning, half),
+      deadlock_detected: true,
+      explanation: 'w1 waits on w2 which waits on w1',
+    };
+    for (const attempts of [1, 12])
+      expect(guardDecision(claimed, { attempts, elapsedMs: 0 }, budget, rules)).toEqual({
+        kind: 'check-deadlock',
+        suspicion: 'w1 waits on w2 which waits on w1',
+      });
     expect(guardDecision(claimed, { attempts: 1, elapsedMs: 0 }, budget)).toMatchObject({
       kind: 'sleep',
       sleepMs: claimed.retry_after_ms,
@@ -244,7 +254,9 @@ describe('guardrails over any provider answer', () => {
     fc.assert(
       fc.property(anyDecision, fc.integer({ min: 9, max: 12 }), (decision, attempts) => {
         // Eight retries allowed: from the ninth attempt on, the budget is spent.
-        expect(guardDecision(decision, { attempts, elapsedMs: 0 }, budget, rules)).toEqual({
+        // (A deadlock flag is checked on the graph first: the test above.)
+        const unflagged = { ...decision, deadlock_detected: false };
+        expect(guardDecision(unflagged, { attempts, elapsedMs: 0 }, budget, rules)).toEqual({
           kind: 'escalate',
           reason: 'budget spent (max-retries)',
           deadlock: false,

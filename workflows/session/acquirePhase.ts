@@ -7,7 +7,7 @@ import type { SessionOutcome } from '../../policy/sessionModel/sessionTypes';
 import { untrustedText } from '../../policy/textSafety/untrustedText';
 import { canPark } from '../../policy/decisions/waiting';
 import { decideAfterDenial, parkStep } from './decideStep';
-import { confirmDeadlockClaim, findDeadlock, settleDeadlock } from './deadlock';
+import { checkSuspectedDeadlock, confirmDeadlockClaim, findDeadlock, settleDeadlock } from './deadlock';
 import { confirmOvertaking } from './fairnessCheck';
 import { awaitOperator, type EscalationCause, pageOnCall, resolvedByAcquisition } from './escalation';
 import { leaveQueue, noteAttempt, tryFastPath } from './fastPath';
@@ -83,6 +83,15 @@ export async function acquireUntilHeld(
     // Nothing changed behind the same holder: the parked waiter parks again, asking nothing.
     const step = decided ? decided.step : parkStep(progress, session);
 
+    if (step.kind === 'check-deadlock') {
+      const cause = await checkSuspectedDeadlock(session, step.suspicion, parks);
+      if (!cause) continue; // a cycle the service confirms: settled at the top of the loop
+      if (!parks) await leaveQueue(session, 'escalated');
+      const end = await escalate(session, cause, denial);
+      if (end) return end;
+      session.decideAfresh();
+      continue;
+    }
     if (step.kind === 'escalate') {
       // A waiter with a place keeps it while escalated: a release still wakes it, and it tries at
       // once. One in a deadlock gives its place up, or the cycle would stay.

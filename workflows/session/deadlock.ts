@@ -12,6 +12,7 @@ import type { EscalationCause } from './escalation';
 import { leaveQueue } from './fastPath';
 import type { LockSession } from './lockSession';
 import { tellOfDeadlock } from './peerSignals';
+import { untrustedText } from '../../policy/textSafety/untrustedText';
 
 /**
  * The harness's own deadlock check, from the lock service's holdings and waits: when a cycle of
@@ -82,4 +83,32 @@ export async function settleDeadlock(
     return { kind: 'ended', outcome };
   }
   return { kind: 'escalate', cause: { reason, deadlock: true, cycle, keepsPlace: false } };
+}
+
+/**
+ * A decision flagged a deadlock (seed 000: halt and route to a human, never a silent back-off). The
+ * session reads the wait-for graph around it from the lock service at once: a cycle there is
+ * settled as the harness's own finding (every member halts, one pages on-call); without one, or
+ * while the service cannot be reached, this session escalates, its place kept, with a reason that
+ * names the suspicion and what the graph showed. Returns that escalation's cause, or null when the
+ * cycle is confirmed and noted (the acquisition loop settles it next).
+ */
+export async function checkSuspectedDeadlock(
+  session: LockSession,
+  suspicion: string,
+  keepsPlace: boolean,
+): Promise<EscalationCause | null> {
+  const edges = await unlessUnreachable(() =>
+    handoffCalls.waitForEdgesAround.executeWithOptions(
+      { summary: "check the decision's deadlock flag on the lock service" },
+      [session.graphNode],
+    ),
+  );
+  if (edges !== null && (await findDeadlock(session, edges))) return null;
+  const graph =
+    edges === null
+      ? 'the lock service could not be reached to check it'
+      : "the lock service's wait-for graph shows no cycle through this session";
+  const reason = `the decision flagged a deadlock (${untrustedText(suspicion, 160)}); ${graph}: a human decides`;
+  return { reason, deadlock: false, cycle: null, keepsPlace };
 }

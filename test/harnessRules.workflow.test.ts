@@ -120,7 +120,7 @@ describe('the harness rules of seed 000', () => {
     ).toContain('lockwarden_keys_flagged_for_review_total 1');
   });
 
-  it("jitters a model's delay within ±20 % and records it as applied; a parked waiter's delay gives way to the park", async () => {
+  it("jitters a model's delay within ±20 % and records it as applied, parked or not; a park ends at the delay", async () => {
     const key = unique('jittered');
     const asked = { ...VALID_DECISION, retry_after_ms: 1_000 };
     model.answer(...Array.from({ length: 6 }, () => ({ kind: 'tool' as const, input: asked })));
@@ -143,8 +143,11 @@ describe('the harness rules of seed 000', () => {
       expect(first).toMatchObject({ provider: 'anthropic', retryAfterMs: 1_000, appliedAs: 'backoff' });
       expect(first!.appliedMs).toBeGreaterThanOrEqual(800);
       expect(first!.appliedMs).toBeLessThanOrEqual(1_200);
+      // The holder's lease has most of its 30 s left: the model's shorter delay ends the park.
       const [parked] = (await stateOf(fixture.env.client, parks.workflowId)).decisions;
-      expect(parked).toMatchObject({ provider: 'anthropic', retryAfterMs: 1_000, appliedAs: 'park' });
+      expect(parked).toMatchObject({ provider: 'anthropic', retryAfterMs: 1_000, appliedAs: 'park-for-delay' });
+      expect(parked!.appliedMs).toBeGreaterThanOrEqual(800);
+      expect(parked!.appliedMs).toBeLessThanOrEqual(1_200);
       await release(fixture.env.client, held.lease);
       // Whichever holds next is released, until both have held.
       for (const pending = [backsOff, parks]; pending.length;) {
@@ -161,6 +164,27 @@ describe('the harness rules of seed 000', () => {
       }
       const outcomes = lines.filter((l) => l.event === 'acquisition-outcome').map((l) => l.outcome);
       expect(outcomes).toEqual(['acquired', 'acquired', 'acquired']);
+    });
+  });
+
+  it("parks until told when the model's delay is longer than the holder's lease left", async () => {
+    const key = unique('outwaits');
+    model.answer({ kind: 'tool', input: { ...VALID_DECISION, retry_after_ms: 20_000 } });
+    const decider = createAnthropicDecider({ ...FAKE_MODEL, baseURL: model.baseURL });
+    await withWorker(fixture.env, { locks: fixture.locks, log, decider }, async (taskQueue) => {
+      const held = await acquire(fixture.env.client, { key, requester: 'holder', ttlMs: 5_000 }, { taskQueue });
+      const parks = await startAcquisition(
+        fixture.env.client,
+        { key, requester: 'parks', budget: { maxBackoffMs: 30_000 } },
+        { taskQueue },
+      );
+      await waitFor('decided', async () => (await stateOf(fixture.env.client, parks.workflowId)).decisions.length > 0);
+      const [parked] = (await stateOf(fixture.env.client, parks.workflowId)).decisions;
+      expect(parked).toMatchObject({ provider: 'anthropic', retryAfterMs: 20_000, appliedAs: 'park' });
+      expect(parked!.appliedMs).toBeGreaterThan(30_000);
+      await release(fixture.env.client, held.lease);
+      await waitFor('parks holding', phaseIs(parks.workflowId, 'holding'));
+      await release(fixture.env.client, (await stateOf(fixture.env.client, parks.workflowId)).lease!);
     });
   });
 

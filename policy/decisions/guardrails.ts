@@ -50,7 +50,14 @@ interface HarnessRules {
 
 /** What the workflow does after the guardrails have looked at a decision. */
 export type GuardedStep =
-  | { kind: 'sleep'; sleepMs: number; requestedMs: number; clamped: boolean }
+  | {
+      kind: 'sleep';
+      sleepMs: number;
+      requestedMs: number;
+      clamped: boolean;
+      /** A park that the decision's delay ends before the wake-up expected (see parkUntilTold). */
+      parkEndsAtDelay?: boolean;
+    }
   | { kind: 'escalate'; reason: string; deadlock: boolean }
   | { kind: 'abandon'; reason: string }
   /** The decision flagged a deadlock: the session checks the service's wait-for graph at once. */
@@ -95,12 +102,15 @@ export function guardDecision(
   return { ...bounded, requestedMs: requested, clamped: bounded.sleepMs !== jittered };
 }
 
-/** What became of a decision: a back-off of its own, a park its delay gave way to, an escalation, the end. */
-export type AppliedAs = 'backoff' | 'park' | 'escalate' | 'abandon' | 'deadlock-check';
+/**
+ * What became of a decision: a back-off of its own, a park its delay gave way to, a park its delay
+ * ended (a model's delay shorter than the wake-up expected), an escalation, the end, a deadlock check.
+ */
+export type AppliedAs = 'backoff' | 'park' | 'park-for-delay' | 'escalate' | 'abandon' | 'deadlock-check';
 
 /** How a guarded step was applied; `parked`: the waiter parks in its place instead of backing off. */
 export function appliedAs(step: GuardedStep, parked: boolean): AppliedAs {
-  if (step.kind === 'sleep') return parked ? 'park' : 'backoff';
+  if (step.kind === 'sleep') return !parked ? 'backoff' : step.parkEndsAtDelay ? 'park-for-delay' : 'park';
   if (step.kind === 'check-deadlock') return 'deadlock-check';
   return step.kind;
 }

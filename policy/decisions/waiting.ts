@@ -87,3 +87,21 @@ export function parkUntilTold(progress: RetryProgress, budget: RetryBudget): Nex
     maxBackoffMs: Number.MAX_SAFE_INTEGER,
   });
 }
+
+/**
+ * A parked waiter's timer when a model gave a delay: the model's (jittered, bounded) delay when it
+ * is shorter than the wake-up expected, the holder's lease running out (a holder that renews, or
+ * one behind which others queue, wakes this waiter later still; a holder unknown to the denial sets
+ * no expectation); otherwise the park until told. Seed 000's retry_after_ms is the model's to give,
+ * so a wake-up that will come later does not silently drop it; a policy delay always gives way.
+ */
+export function parkStepFor(
+  untilTold: NextStep,
+  modelDelayMs: number | null,
+  holderLeaseRemainingMs: number | null,
+): NextStep & { parkEndsAtDelay?: boolean } {
+  if (untilTold.kind !== 'sleep' || modelDelayMs === null) return untilTold;
+  const expectedWakeMs = holderLeaseRemainingMs ?? Number.POSITIVE_INFINITY;
+  if (modelDelayMs >= expectedWakeMs || modelDelayMs >= untilTold.sleepMs) return untilTold;
+  return { ...untilTold, sleepMs: modelDelayMs, parkEndsAtDelay: true };
+}

@@ -120,7 +120,8 @@ export async function acquireUntilHeld(
     let summary: string;
     if (parks) {
       const behind = denial.holder ? ` behind ${denial.holder}` : '';
-      summary = `parked up to ${step.sleepMs} ms at place ${denial.position}${behind}, ${of}: a release wakes it`;
+      const ends = step.parkEndsAtDelay ? ", or the model's delay ends it" : '';
+      summary = `parked up to ${step.sleepMs} ms at place ${denial.position}${behind}, ${of}: a release wakes it${ends}`;
       session.enter('queued', `${denial.reason}; place ${denial.position} in the queue, woken by a release`);
     } else {
       const record = decided!.record;

@@ -20,7 +20,7 @@ import {
 import type { Denial } from '../../policy/lockContract/lockSchemas';
 import { SESSION_QUEUE_TICKET_MS } from '../../policy/lockContract/lockTerms';
 import { type DecisionRecord, type PolicyInput, policyRecord } from '../../policy/decisions/decisionPolicy';
-import { parkUntilTold } from '../../policy/decisions/waiting';
+import { parkStepFor, parkUntilTold } from '../../policy/decisions/waiting';
 import type { WaitForEdge } from '../../policy/lockContract/waitForGraph';
 import type { DecisionRoute, LockSession } from './lockSession';
 import { onModelWorker } from '../modelWorkerCalls';
@@ -90,7 +90,8 @@ export async function decideAfterDenial(
   // A waiter that parks is woken by a release, so a retry's delay gives way to the park: one timer
   // until the holder's lease ends or the ticket needs refreshing (bounded by the budget all the same).
   const parked = guarded.kind === 'sleep' && parks;
-  const step = parked ? parkStep(progress, session) : guarded;
+  const modelDelayMs = guarded.kind === 'sleep' && record.provider === 'anthropic' ? guarded.sleepMs : null;
+  const step = parked ? parkStep(progress, session, modelDelayMs, context.holderLeaseRemainingMs) : guarded;
 
   session.recordDecision(record, step, denial, progress, parked);
   sessionLog.decided({
@@ -109,9 +110,17 @@ export async function decideAfterDenial(
   return { record, step };
 }
 
-/** A parked waiter's sleep until told (parkUntilTold), or the escalation the guardrails make of a spent budget. */
-export function parkStep(progress: RetryProgress, session: LockSession): GuardedStep {
-  const due = parkUntilTold(progress, session.budget);
+/**
+ * A parked waiter's sleep until told (parkUntilTold), or until a model's shorter delay ends it
+ * (parkStepFor), or the escalation the guardrails make of a spent budget.
+ */
+export function parkStep(
+  progress: RetryProgress,
+  session: LockSession,
+  modelDelayMs: number | null = null,
+  holderLeaseRemainingMs: number | null = null,
+): GuardedStep {
+  const due = parkStepFor(parkUntilTold(progress, session.budget), modelDelayMs, holderLeaseRemainingMs);
   return due.kind === 'stop'
     ? { kind: 'escalate', reason: `budget spent (${due.why})`, deadlock: false }
     : due;

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { type CorruptLockStateError, describeIssues, InvalidConfigurationError } from '../policy/errors';
 import { checkedLockService } from './checkedLockService';
+import { credentialRefusal, credentialsChecked } from '../policy/lockContract/credentialRefusal';
 import type { LockService } from './lockService';
 import { withDriver } from './optionalDrivers';
 import { SqliteLockService } from './sqliteLockService';
@@ -39,7 +40,7 @@ function parseBackend(url: string) {
 /**
  * Opens the lock service a URL names, every answer of it checked (checkedLockService: a record
  * lockwarden did not write is a CorruptLockState failure); throws InvalidConfiguration naming the
- * URL's problem. Redlock (several independent Redis masters) is deliberately not offered: it issues
+ * URL's problem, or LockServiceCredentialsRefused when the service refuses the credentials. Redlock (several independent Redis masters) is deliberately not offered: it issues
  * no fencing tokens and its safety rests on bounded clock drift and pauses, which is what lockwarden
  * exists not to assume.
  */
@@ -48,7 +49,25 @@ export async function openLockService(
   options: { maxTtlMs?: number; onCorrupt?: (error: CorruptLockStateError) => void } = {},
 ): Promise<LockService> {
   const { onCorrupt, ...backendOptions } = options;
-  return checkedLockService(await openBackend(url, backendOptions), onCorrupt);
+  const locks = await credentialsChecked(() => openBackend(url, backendOptions));
+  await refuseBadCredentials(locks);
+  return checkedLockService(locks, onCorrupt);
+}
+
+/**
+ * The start-up check: one read of a key nobody holds. A refused credential or permission stops the
+ * process that opens the service (LockServiceCredentialsRefused, naming the server's words and never
+ * the URL); anything else (a server still starting, a partition) is left to the sessions, which
+ * ride an outage out.
+ */
+async function refuseBadCredentials(locks: LockService): Promise<void> {
+  try {
+    await locks.inspect('lockwarden/start-up-check');
+  } catch (error) {
+    if (credentialRefusal(error) === null) return;
+    await locks.close().catch(() => undefined);
+    await credentialsChecked(() => Promise.reject(error));
+  }
 }
 
 // The backend a URL names, unwrapped.

@@ -1,5 +1,6 @@
 // The Redis backend: one Lua script per compound step, on Redis's clock.
 import { createClient, type RedisClientType } from 'redis';
+import { credentialRefusal } from '../policy/lockContract/credentialRefusal';
 import {
   type AcquireAttempt,
   ABSOLUTE_MAX_TTL_MS,
@@ -72,7 +73,11 @@ export class RedisLockService implements LockService {
 
   /** Connects to the server. */
   static async open(options: RedisLockServiceOptions): Promise<RedisLockService> {
-    const client = createClient({ url: options.url }) as RedisClientType;
+    // A refused AUTH or ACL is not a dropped connection: stop there (the driver would retry forever)
+    // and let open() fail with it; a dropped connection is retried, backing off to 2 s.
+    const reconnectStrategy = (retries: number, cause: Error) =>
+      credentialRefusal(cause) !== null ? cause : Math.min(50 * 2 ** retries, 2_000);
+    const client = createClient({ url: options.url, socket: { reconnectStrategy } }) as RedisClientType;
     client.on('error', () => undefined); // surfaced to callers through the failed command instead
     await client.connect();
     return new RedisLockService(client, options.maxTtlMs ?? ABSOLUTE_MAX_TTL_MS);

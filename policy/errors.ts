@@ -15,6 +15,7 @@ export const FAILURE_TYPES = {
   missingDriver: 'MissingDriver',
   corruptLockState: 'CorruptLockState',
   sessionNotYetStarted: 'SessionNotYetStarted',
+  lockServiceCredentialsRefused: 'LockServiceCredentialsRefused',
 } as const;
 
 /**
@@ -132,6 +133,24 @@ export function isSessionNotYetStarted(error: unknown): error is SessionNotYetSt
   return error instanceof Error && error.name === FAILURE_TYPES.sessionNotYetStarted;
 }
 
+/**
+ * Thrown when the lock service refuses the worker's credentials or permissions (a wrong password, an
+ * unknown user, a role or ACL without the commands lockwarden runs). Not contention and not an
+ * outage: no retry and no model can fix it; a human must. The message names the backend and the
+ * server's own words, redacted, never the URL or its password.
+ */
+export class LockServiceCredentialsRefusedError extends Error {
+  override readonly name = FAILURE_TYPES.lockServiceCredentialsRefused;
+  constructor(readonly detail: string) {
+    super(`the lock service refused the worker's credentials or permissions: ${detail}`);
+  }
+}
+
+/** Type guard for {@link LockServiceCredentialsRefusedError}, also across a serialization boundary (by name). */
+export function isLockServiceCredentialsRefused(error: unknown): error is LockServiceCredentialsRefusedError {
+  return error instanceof Error && error.name === FAILURE_TYPES.lockServiceCredentialsRefused;
+}
+
 /** Error type names that retrying cannot fix; activities and workflows declare them non-retryable. */
 export const NON_RETRYABLE_ERROR_TYPES = [
   FAILURE_TYPES.invalidLockRequest,
@@ -139,6 +158,7 @@ export const NON_RETRYABLE_ERROR_TYPES = [
   FAILURE_TYPES.leaseActionDenied,
   FAILURE_TYPES.missingDriver,
   FAILURE_TYPES.corruptLockState,
+  FAILURE_TYPES.lockServiceCredentialsRefused,
 ];
 
 /** Renders zod issues as `path: message` lines, the form every typed error above carries. */

@@ -9,7 +9,7 @@ import {
   TimeoutFailure,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { NON_RETRYABLE_ERROR_TYPES } from '../policy/errors';
+import { FAILURE_TYPES, NON_RETRYABLE_ERROR_TYPES } from '../policy/errors';
 
 /**
  * The lock-service calls, with one retry policy wherever they are made (sessions and the fenced
@@ -59,4 +59,15 @@ export function lockServiceUnreachable(error: unknown): error is TemporalFailure
   if (failure instanceof ApplicationFailure)
     return !failure.nonRetryable && !NON_RETRYABLE_ERROR_TYPES.includes(failure.type as never);
   return failure instanceof TimeoutFailure;
+}
+
+/**
+ * The lock service's refusal of the worker's credentials or permissions behind a lock call's
+ * failure (redacted by the activity), or null for any other failure.
+ */
+export function credentialsRefusal(error: unknown): string | null {
+  const failure = error instanceof ActivityFailure ? error.cause : error;
+  return failure instanceof ApplicationFailure && failure.type === FAILURE_TYPES.lockServiceCredentialsRefused
+    ? failure.message
+    : null;
 }

@@ -15,6 +15,7 @@ export const DENIAL_CODES = {
   UNAVAILABLE: 'lock service unavailable',
   STALE_TOKEN: 'fencing token is no longer current',
   INVALID_REQUEST: 'request rejected as invalid',
+  CREDENTIALS_REFUSED: "lock service refused the worker's credentials or permissions",
 } as const;
 export type DenialCode = keyof typeof DENIAL_CODES;
 

@@ -68,6 +68,14 @@ export async function acquireUntilHeld(
     made = null;
     if (attempt.granted) return { kind: 'held', lease: attempt.lease };
     const denial = attempt.denial;
+    if (denial.code === 'CREDENTIALS_REFUSED') {
+      // Not contention: no decision is asked and no back-off helps; a human fixes the credentials.
+      const reason = `${denial.reason}: not contention, a human must fix the worker's credentials`;
+      const end = await escalate(session, { reason, deadlock: false, cycle: null, keepsPlace: false }, denial);
+      if (end) return end;
+      session.decideAfresh();
+      continue;
+    }
     const edges = attempt.waitForEdges ?? [];
     if (await findDeadlock(session, edges)) continue;
 

@@ -6,7 +6,7 @@ import type { SessionAttempt } from '../../activities/lockActivities';
 import type { CheckedRequest } from '../../activities/requestActivities';
 import { fastPathRequest } from '../../policy/decisions/firstAttempt';
 import { denial } from '../../policy/lockContract/lockTerms';
-import { handoffCalls, lockCalls, lockServiceUnreachable } from '../lockCalls';
+import { credentialsRefusal, handoffCalls, lockCalls, lockServiceUnreachable } from '../lockCalls';
 import type { LockSession } from './lockSession';
 import { sessionMetrics } from './metricsSink';
 
@@ -36,10 +36,12 @@ export async function checkRequestAndTryFirst(input: unknown): Promise<CheckedSt
     if (typeof checked?.request !== 'object') throw new Error(ANOTHER_VERSIONS_RUN);
     return { request: checked.request, firstAttempt: checked.attempt };
   } catch (error) {
-    if (!lockServiceUnreachable(error)) throw error;
-    // The request may be fine and the service down: checked alone, the attempt is the service's
-    // denial, as a fast path that cannot reach the service answers.
-    return { request: await checkOnly(input), firstAttempt: unreachableDenial() };
+    const refused = credentialsRefusal(error);
+    if (refused === null && !lockServiceUnreachable(error)) throw error;
+    // The request may be fine and the service down, or refusing the worker: checked alone, the
+    // attempt is the denial a fast path meeting the same answers with.
+    const attempt = refused === null ? unreachableDenial() : credentialsRefusedDenial(refused);
+    return { request: await checkOnly(input), firstAttempt: attempt };
   }
 }
 
@@ -92,8 +94,10 @@ export async function tryFastPath(session: LockSession, why: string): Promise<Se
       [fastPathRequest(session.request, session.ticketSpanMs()), seen],
     );
   } catch (error) {
-    if (!lockServiceUnreachable(error)) throw error;
-    attempt = unreachableDenial();
+    const refused = credentialsRefusal(error);
+    if (refused !== null) attempt = credentialsRefusedDenial(refused);
+    else if (lockServiceUnreachable(error)) attempt = unreachableDenial();
+    else throw error;
   }
   return noteAttempt(session, attempt);
 }
@@ -106,6 +110,17 @@ function unreachableDenial(): SessionAttempt {
   const seen = { holder: null, holderLeaseUntil: null, waiters: 0, position: null, serviceTime: Date.now() };
   return { granted: false, denial: denial('UNAVAILABLE', seen) };
 }
+/**
+ * The service refused the worker's credentials or permissions: not contention, so no decision is
+ * asked; the acquisition phase escalates it at once (a human must fix it). The reason carries the
+ * service's own words, redacted by the activity.
+ */
+function credentialsRefusedDenial(detail: string): SessionAttempt {
+  const seen = { holder: null, holderLeaseUntil: null, waiters: 0, position: null, serviceTime: Date.now() };
+  const refused = denial('CREDENTIALS_REFUSED', seen);
+  return { granted: false, denial: { ...refused, reason: `${refused.reason} (${detail})` } };
+}
+
 
 /** Counts an attempt's answer in the session's state (a hand-off, when a release's wake-up led to it). */
 export function noteAttempt(session: LockSession, attempt: SessionAttempt): SessionAttempt {

@@ -77,7 +77,7 @@ export function createAnthropicDecider(config: ModelConfig) {
 
   return async function decide(ctx: DecisionContext): Promise<ModelAnswer> {
     const model = spansSeveralKeys(ctx.waitForEdges) ? config.largeModel : config.model;
-    const prompt = buildRetryPrompt(ctx, config.sensitiveTenants);
+    const prompt = buildRetryPrompt(ctx, config.sensitiveTenants, { monotonicClockMs: performance.now() });
     const answer = await askWithRepair(model, prompt);
     return { ...answer, redactions: prompt.redactions };
   };

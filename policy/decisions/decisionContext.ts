@@ -33,6 +33,8 @@ export function buildDecisionContext(input: {
     fairnessPolicy: request.fairness,
     failureReason: denial.reason,
     errorCode: denial.code,
+    serviceResponse: serviceResponseOf(denial),
+    maxBackoffMs: request.budget.maxBackoffMs,
     consecutiveFailures: input.unchangedDenials,
     otherWaitersExist: denial.waiters > 0,
     constraints: request.constraints,
@@ -49,4 +51,14 @@ export function buildDecisionContext(input: {
       .filter((e) => e.waiter === node || e.holder === node)
       .map(({ waiter, key, holder }) => ({ waiter, key, holder })),
   };
+}
+
+/**
+ * The denial as the lock service answered it, less its times on the service's clock: a deadline or a
+ * clock reading is the kind of value the model boundary keeps out (what is left of the holder's time
+ * is given as a duration instead).
+ */
+function serviceResponseOf(denial: Denial): string {
+  const { holderLeaseUntil: _deadline, serviceTime: _clock, ...answered } = denial;
+  return JSON.stringify(answered).slice(0, 1_000);
 }

@@ -19,6 +19,14 @@ export const decisionContextSchema = z.strictObject({
   fairnessPolicy: fairnessSchema,
   failureReason: z.string(),
   errorCode: denialCodeSchema,
+  /**
+   * The lock service's answer as it gave it, with its absolute times masked (the seed's "raw error
+   * response", redacted): free text, cleaned and redacted again where it enters a prompt. Absent in
+   * contexts from before it was added.
+   */
+  serviceResponse: z.string().max(1_000).optional(),
+  /** The configured cap on any delay (the budget's maxBackoffMs, seed 000's max_backoff_ms). */
+  maxBackoffMs: z.number().int().positive().optional(),
   consecutiveFailures: z.number().int().nonnegative(),
   otherWaitersExist: z.boolean(),
   constraints: z.array(z.string()).max(20),

@@ -9,6 +9,8 @@ import {
   retryDecisionSchema,
 } from '../../policy/decisions/retryDecision';
 import { buildRetryPrompt } from '../../policy/decisions/retryPrompt';
+import { buildDecisionContext } from '../../policy/decisions/decisionContext';
+import { retryBudgetSchema as budgetSchema } from '../../policy/decisions/acquireRequest';
 import { leaseVocabulary } from '../../policy/textSafety/leaseVocabulary';
 
 const tuning: PolicyTuning = {
@@ -344,6 +346,50 @@ describe('retry prompt', () => {
       expect(leaseVocabulary(user)).toBeNull();
     }
     expect(buildRetryPrompt(context()).system).not.toContain('lease_renewal_instruction');
+  });
+
+  it("carries what seed 000 lists: the service's response less its times, a monotonic reading, max_backoff_ms, rule 4's count", () => {
+    const denial = {
+      code: 'HELD' as const,
+      reason: 'lock held by another client',
+      holder: 'replica-a',
+      holderLeaseUntil: 1_765_000_123_456,
+      waiters: 2,
+      position: 3,
+      serviceTime: 1_765_000_100_000,
+    };
+    const request = {
+      key: 'k',
+      requester: 'me',
+      ttlMs: 30_000,
+      fairness: 'FIFO' as const,
+      constraints: [],
+      budget: budgetSchema.parse({ maxBackoffMs: 4_000 }),
+    };
+    const built = buildDecisionContext({
+      request: request as never,
+      denial,
+      attempts: 5,
+      unchangedDenials: 4,
+      elapsedMs: 2_000,
+      recentDecisions: [],
+      waitForEdges: [],
+      parks: false,
+    });
+    const { system, user } = buildRetryPrompt(built, [], { monotonicClockMs: 98_765.4321 });
+    const line = (start: string) => user.split('\n').find((l) => l.startsWith(start));
+    expect(JSON.parse(JSON.parse(line("- the lock service's response (redacted): ")!.slice(42)))).toEqual({
+      code: 'HELD',
+      reason: 'lock held by another client',
+      holder: 'replica-a',
+      waiters: 2,
+      position: 3,
+    });
+    expect(user).not.toContain('1765000');
+    expect(line('- monotonic clock:')).toMatch(/^- monotonic clock: 98765\.4 ms/);
+    expect(line('- max back-off:')).toBe('- max back-off: 4000 ms (any longer delay is cut to it)');
+    expect(system).toContain('4. If the same requester has failed 4 times in a row and the failure reason is unchanged');
+    expect(leaseVocabulary(user)).toBeNull();
   });
 
   it('is a pure function of the context: neither the clock nor randomness changes it', () => {

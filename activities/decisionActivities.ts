@@ -23,6 +23,8 @@ interface DecisionActivityDeps {
   log: Logger;
   /** Counts decisions and times the model; absent, nothing is counted. */
   metrics?: Metrics;
+  /** This worker runs the lab-only single-process mode: every record it makes says so. */
+  labSingleProcess?: boolean;
 }
 
 /**
@@ -30,7 +32,7 @@ interface DecisionActivityDeps {
  * returns the decision as answered, its free text redacted; the workflow's guardrails, and nothing
  * here, decide what is done. Every model call writes one log line, also when it throws.
  */
-export function createDecisionActivities({ decider, log, metrics }: DecisionActivityDeps) {
+export function createDecisionActivities({ decider, log, metrics, labSingleProcess = false }: DecisionActivityDeps) {
   return {
     decideRetry: (input: PolicyInput) => decideRetry(input, decider),
     /**
@@ -78,7 +80,8 @@ export function createDecisionActivities({ decider, log, metrics }: DecisionActi
       );
       throw error;
     }
-    const record = redactRecord(toRecord({ ...input, context }, answer, cause));
+    const made = redactRecord(toRecord({ ...input, context }, answer, cause));
+    const record: DecisionRecord = labSingleProcess ? { ...made, labSingleProcess: true } : made;
     if (answer) metrics?.modelLatency.observe({ result: answer.kind }, latencyMs() / 1000);
     metrics?.decisions.inc({
       provider: record.provider,

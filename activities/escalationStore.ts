@@ -14,6 +14,8 @@ export interface EscalationNotice {
   cycle?: WaitForEdge[];
   attempts: number;
   waitedMs: number;
+  /** Whom the page is for, as the request's constraints named it ("escalate to #payments-oncall"). */
+  contact?: string;
   /** The contention as the session last saw it: what on-call needs to act without opening the UI. */
   contention?: EscalationContention;
 }

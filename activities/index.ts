@@ -11,6 +11,10 @@ import { createFirstAttemptActivity, createRequestActivities } from './requestAc
 
 /** Everything the activities depend on; the worker builds it once, tests build it with real servers. */
 export interface ActivityDeps extends LockActivityDeps {
+  /** Refuse a request's constraint in no known form rather than accept it as advisory (LOCKWARDEN_STRICT_CONSTRAINTS). */
+  strictConstraints?: boolean;
+  /** The lab-only single-process mode: lease keeping and the model key in one process (LOCKWARDEN_LAB_SINGLE_PROCESS). */
+  labSingleProcess?: boolean;
   /** The model path; null (the default) means the deterministic policy decides. */
   decider?: Decider | null;
   /** The post-mortem briefing's model lane; null (the default) means the template writes it. */
@@ -31,17 +35,25 @@ export interface ActivityDeps extends LockActivityDeps {
 /** Builds every activity the worker registers, from its dependencies (no globals). */
 export function createActivities(deps: ActivityDeps) {
   const metrics = deps.metrics ?? createMetrics();
+  metrics.labSingleProcess.set(deps.labSingleProcess ? 1 : 0);
   const requests = createRequestActivities({
     modelTaskQueue: deps.modelTaskQueue ?? null,
     ...(deps.holdLimits ? { holdLimits: deps.holdLimits } : {}),
     hasModel: Boolean(deps.decider),
+    strictConstraints: deps.strictConstraints ?? false,
+    log: deps.log,
   });
   const locks = createLockActivities({ ...deps, metrics });
   return {
     ...requests,
     ...locks,
     ...createFirstAttemptActivity(requests.checkAcquireRequest, (request) => locks.tryAcquireLock(request)),
-    ...createDecisionActivities({ decider: deps.decider ?? null, log: deps.log, metrics }),
+    ...createDecisionActivities({
+      decider: deps.decider ?? null,
+      log: deps.log,
+      metrics,
+      labSingleProcess: deps.labSingleProcess ?? false,
+    }),
     ...createBriefingActivities({ drafter: deps.drafter ?? null, log: deps.log }),
     ...createOnCallActivities({
       oncall: deps.oncall ?? DEFAULT_ONCALL,

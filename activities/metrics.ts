@@ -115,6 +115,11 @@ export function createMetrics({ registry = new Registry(), keyLabels = false }: 
       labelNames: withKey([] as const),
       registers: [registry],
     }),
+    labSingleProcess: new Gauge({
+      name: 'lockwarden_lab_single_process',
+      help: '1 when this worker both keeps leases and holds the model key (LOCKWARDEN_LAB_SINGLE_PROCESS, a lab only)',
+      registers: [registry],
+    }),
     parkedWaiters: new Gauge({
       name: 'lockwarden_parked_waiters',
       help: 'Sessions on this worker parked in a queue, waiting for a release',

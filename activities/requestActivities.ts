@@ -11,7 +11,12 @@ import {
   holdLimitsOf,
   type OperatorHoldLimits,
 } from '../policy/decisions/holdLimits';
-import { InvalidLockRequestError } from '../policy/errors';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Logger } from 'pino';
+import { readConstraints } from '../policy/decisions/constraints';
+import { FAILURE_TYPES, InvalidLockRequestError } from '../policy/errors';
+import { redact } from '../policy/textSafety/redaction';
+import { untrustedText } from '../policy/textSafety/untrustedText';
 import type { TryAcquireRequest } from '../policy/lockContract/lockSchemas';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import type { SessionAttempt } from './lockActivities';
@@ -25,7 +30,16 @@ export function createRequestActivities({
   modelTaskQueue = null,
   hasModel = false,
   holdLimits = DEFAULT_OPERATOR_HOLD_LIMITS,
-}: { modelTaskQueue?: string | null; hasModel?: boolean; holdLimits?: OperatorHoldLimits } = {}) {
+  strictConstraints = false,
+  log,
+}: {
+  modelTaskQueue?: string | null;
+  hasModel?: boolean;
+  holdLimits?: OperatorHoldLimits;
+  /** Refuse a constraint in no known form, rather than accept it as advisory (the operator's setting). */
+  strictConstraints?: boolean;
+  log?: Logger;
+} = {}) {
   return {
     /**
      * Checks an acquisition request and fills in its defaults; bad input is a non-retryable
@@ -37,10 +51,37 @@ export function createRequestActivities({
      */
     async checkAcquireRequest(input: unknown): Promise<CheckedRequest> {
       const request = await nonRetryableOnBadInput(() => withinLimits(parseAcquireRequest(input)));
+      if (!request.resume) noteAdvisoryConstraints(request);
       if (modelTaskQueue) return { ...request, modelTaskQueue };
       return hasModel ? request : { ...request, decisionsByPolicy: true };
     },
   };
+
+  /**
+   * Constraints in no form the harness enforces: refused when the operator said strict, otherwise
+   * accepted as advisory and said so in a warning line (redacted: a constraint is the caller's text).
+   */
+  function noteAdvisoryConstraints(request: AcquireRequest): void {
+    const read = readConstraints(request.constraints, { strict: strictConstraints });
+    if (!read.ok)
+      throw ApplicationFailure.nonRetryable(
+        new InvalidLockRequestError(
+          'acquisition request',
+          read.problems.map((p) => `constraints${p.index === null ? '' : `.${p.index}`}: ${p.message}`),
+        ).message,
+        FAILURE_TYPES.invalidLockRequest,
+      );
+    if (read.rules.advisory.length)
+      log?.warn(
+        {
+          event: 'constraints.not-enforced',
+          key: request.key,
+          requester: request.requester,
+          constraints: read.rules.advisory.map((text) => untrustedText(redact(text).text, 200)),
+        },
+        'constraints in no form the harness enforces: given to the model as data, not enforced',
+      );
+  }
 
   /** The request with its hold limit filled in, or InvalidLockRequest naming each limit it exceeds. */
   function withinLimits(request: AcquireRequest): SessionRequest {

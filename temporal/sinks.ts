@@ -54,6 +54,8 @@ export interface DecisionLogLine {
   fallbackCause: string | null;
   /** The decision's starvation risk (low, medium, high): logged, counted, and watched per key. */
   starvationRisk: string;
+  /** Made by a worker in the lab-only single-process mode. */
+  labSingleProcess?: boolean;
 }
 
 /** How a session's acquisition ended: the outcome line its decision lines lead to. */

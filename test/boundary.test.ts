@@ -150,7 +150,11 @@ describe('the test plan of the fencing boundary', () => {
     // The lock worker: no model key once decisions go to the model worker's queue.
     expect(decisionMode({ modelTaskQueue: 'lockwarden-model' }, false)).toBe('model-worker');
     expect(() => decisionMode({ modelTaskQueue: 'lockwarden-model' }, true)).toThrow(/holds no model key/);
-    expect(decisionMode({ modelTaskQueue: null }, true)).toBe('single-process');
+    // One process never both keeps leases and holds the key, unless a lab says so by name.
+    expect(() => decisionMode({ modelTaskQueue: null }, true)).toThrow(
+      /this lock worker keeps leases, so it holds no model key\. Run the two roles apart: lockwarden-model-worker .* LOCKWARDEN_LAB_SINGLE_PROCESS=true/,
+    );
+    expect(decisionMode({ modelTaskQueue: null, labSingleProcess: true }, true)).toBe('lab-single-process');
     expect(decisionMode({ modelTaskQueue: null }, false)).toBe('policy');
   });
 

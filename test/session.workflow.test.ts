@@ -14,6 +14,7 @@ import {
   release,
   startAcquisition,
   stateOf,
+  resolve,
 } from '../client/lockwardenClient';
 import { releaseLease, requestRelease, sessionState } from '../temporal/messages';
 import {
@@ -529,6 +530,51 @@ describe('acquisition sessions on the dev server', () => {
             }),
           }),
         ]);
+      });
+    });
+  });
+
+  it('pages whom a constraint names, and keeps a constraint in no known form as advisory, said so', async () => {
+    await fixture.locks.tryAcquire({ key, requester: 'stuck-job', ttlMs: 60_000 });
+    const lines: Record<string, unknown>[] = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const constraints = ['Must escalate to #payments-oncall after 1 s', 'Comply with SOX change windows'];
+    await withWebhook(async (webhookUrl, received) => {
+      await withWorker(fixture.env, { ...deps(), log, oncall: oncallAt(webhookUrl) }, async (taskQueue) => {
+        const session = await startAcquisition(
+          fixture.env.client,
+          { key, requester: 'replica-b', constraints, wakeOnRelease: false, escalationTimeoutMs: 60_000 },
+          { taskQueue },
+        );
+        await waitFor('paged', async () => received.length === 1);
+        expect(received[0]).toMatchObject({ contact: '#payments-oncall', reason: 'budget spent (max-total-wait)' });
+        const state = await stateOf(fixture.env.client, session.workflowId);
+        expect(state).toMatchObject({
+          constraintsNotEnforced: ['Comply with SOX change windows'],
+          escalationContact: '#payments-oncall',
+        });
+        expect(await escalations.recordsOf(key)).toEqual([expect.objectContaining({ contact: '#payments-oncall' })]);
+        expect(lines).toContainEqual(
+          expect.objectContaining({ event: 'constraints.not-enforced', key, constraints: ['Comply with SOX change windows'] }),
+        );
+        await resolve(fixture.env.client, session.workflowId, { action: 'abandon', operator: 'ops', reason: 'test' });
+        await session.result();
+      });
+    });
+    // A worker whose operator enforces constraints strictly refuses the same request, naming it.
+    await withWorker(fixture.env, { ...deps(), strictConstraints: true }, async (taskQueue) => {
+      const refused = startAcquisition(
+        fixture.env.client,
+        { key, requester: 'replica-c', constraints },
+        { taskQueue },
+      ).then((s) => s.result());
+      await expect(refused).rejects.toMatchObject({
+        cause: {
+          type: 'InvalidLockRequest',
+          message: expect.stringMatching(
+            /constraints\.1: "Comply with SOX change windows" is not understood, and this worker enforces constraints strictly/,
+          ),
+        },
       });
     });
   });

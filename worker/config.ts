@@ -25,6 +25,10 @@ const workerConfigSchema = z.object({
   ...temporalEnvShape,
   LOCKWARDEN_TASK_QUEUE: z.string().min(1).max(200).default(DEFAULT_TASK_QUEUE),
   LOCKWARDEN_MODEL_TASK_QUEUE: z.string().min(1).max(200).optional(),
+  // Refuse a request's constraint in no known form instead of accepting it as advisory.
+  LOCKWARDEN_STRICT_CONSTRAINTS: z.enum(['true', 'false']).default('false'),
+  // A lab's one process that both keeps leases and holds the model key (seed 003: never in production).
+  LOCKWARDEN_LAB_SINGLE_PROCESS: z.enum(['true', 'false']).default('false'),
   LOCK_SERVICE_URL: z.string().min(1).default(DEFAULT_LOCK_SERVICE_URL),
   LOCK_MAX_TTL_MS: z.coerce
     .number()
@@ -94,6 +98,10 @@ export interface WorkerConfig {
   lockMaxTtlMs: number;
   /** The longest hold limit and holder TTL a request may ask for. */
   holdLimits: OperatorHoldLimits;
+  /** Refuse a constraint in no known form (LOCKWARDEN_STRICT_CONSTRAINTS); otherwise it is advisory. */
+  strictConstraints: boolean;
+  /** The lab-only single-process mode (LOCKWARDEN_LAB_SINGLE_PROCESS): lease keeping and the model key in one process. */
+  labSingleProcess: boolean;
   logLevel: z.infer<typeof workerConfigSchema>['LOG_LEVEL'];
   oncall: OnCallConfig;
   escalationsFile: string;
@@ -125,6 +133,8 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     lockServiceUrl: c.LOCK_SERVICE_URL,
     lockMaxTtlMs: c.LOCK_MAX_TTL_MS,
     holdLimits: { maxHoldMs: c.LOCKWARDEN_MAX_HOLD_MS, maxHolderTtlMs: c.LOCKWARDEN_MAX_HOLDER_TTL_MS },
+    strictConstraints: c.LOCKWARDEN_STRICT_CONSTRAINTS === 'true',
+    labSingleProcess: c.LOCKWARDEN_LAB_SINGLE_PROCESS === 'true',
     logLevel: c.LOG_LEVEL,
     oncall: {
       webhookUrl: c.ONCALL_WEBHOOK_URL ?? null,
@@ -151,21 +161,31 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
 }
 
 /**
- * Where a lock worker's sessions get their decisions: from the model worker (`model-worker`, this
- * process holds no model key: one set here is refused), from a model called in this process
- * (`single-process`, the demo's mode), or from the policy alone (`policy`).
+ * Where this worker's decisions come from: the model worker's task queue (`model-worker`: this
+ * process holds no model key, and one set here is refused), the policy alone (`policy`), or, only
+ * when the operator opts into the lab mode by name (LOCKWARDEN_LAB_SINGLE_PROCESS=true), a model
+ * called in this process (`lab-single-process`). Seed 003: "Teams whose one process must both draft
+ * and renew should stop": a lock worker given ANTHROPIC_API_KEY otherwise refuses to start, naming
+ * the two roles.
  */
 export function decisionMode(
-  config: Pick<WorkerConfig, 'modelTaskQueue'>,
+  config: Pick<WorkerConfig, 'modelTaskQueue'> & Partial<Pick<WorkerConfig, 'labSingleProcess'>>,
   hasModelKey: boolean,
-): 'model-worker' | 'single-process' | 'policy' {
+): 'model-worker' | 'lab-single-process' | 'policy' {
   if (config.modelTaskQueue && hasModelKey)
     throw new InvalidConfigurationError([
       'ANTHROPIC_API_KEY: a lock worker that sends decisions to the model worker ' +
         `(LOCKWARDEN_MODEL_TASK_QUEUE=${config.modelTaskQueue}) holds no model key; give it to lockwarden-model-worker`,
     ]);
   if (config.modelTaskQueue) return 'model-worker';
-  return hasModelKey ? 'single-process' : 'policy';
+  if (!hasModelKey) return 'policy';
+  if (config.labSingleProcess) return 'lab-single-process';
+  throw new InvalidConfigurationError([
+    'ANTHROPIC_API_KEY: this lock worker keeps leases, so it holds no model key. Run the two roles apart: ' +
+      'lockwarden-model-worker with the key, and this worker (lockwarden-worker) without it and with ' +
+      'LOCKWARDEN_MODEL_TASK_QUEUE naming the model worker\'s queue (docs/operations.md, "Two worker roles"). ' +
+      'A lab may run both in one process with LOCKWARDEN_LAB_SINGLE_PROCESS=true, never in production',
+  ]);
 }
 
 // An exported-but-empty variable means "unset" here, as it does for most CLIs.

@@ -17,6 +17,7 @@ import type { LockService } from '../locks/lockService';
 import { DEFAULT_STICKY_SCHEDULE_TO_START_MS } from '../policy/constants';
 import type { OperatorHoldLimits } from '../policy/decisions/holdLimits';
 import { WORKFLOWS_PATH } from './createWorker';
+import { InvalidConfigurationError } from '../policy/errors';
 import { withKeeperSlots } from './activitySlots';
 import { withIsolateTimeout } from './isolateTimeout';
 import { sweepIntervalMs, withQueueSweep } from './queueSweep';
@@ -29,10 +30,21 @@ export interface LockwardenPluginOptions {
   locks: LockService;
   /** A Temporal client in the worker's namespace: a release wakes the next waiter with a signal through it. */
   client: Client;
-  /** Retry decisions from a model (createAnthropicDecider); absent, the deterministic policy decides. */
+  /**
+   * Retry decisions from a model in this worker (createAnthropicDecider): only with
+   * `labSingleProcess`, since a worker that keeps leases holds no model key (seed 003). Use
+   * `modelTaskQueue` instead; absent both, the deterministic policy decides.
+   */
   decider?: Decider | null;
-  /** Post-mortem drafting by a model (createAnthropicDrafter); absent, the template writes it. */
+  /** Post-mortem drafting by a model in this worker (createAnthropicDrafter): as `decider`, a lab's only. */
   drafter?: Drafter | null;
+  /**
+   * The lab-only single-process mode: this worker both keeps leases and calls a model. Every decision
+   * record and the metric `lockwarden_lab_single_process` say so. Never in production.
+   */
+  labSingleProcess?: boolean;
+  /** Refuse a request's constraint in no known form, instead of accepting it as advisory. */
+  strictConstraints?: boolean;
   /**
    * The model worker's task queue (`lockwarden-model-worker`, or createModelWorker): sessions ask for
    * retry decisions there, and this worker needs no model key. Absent: decided in this worker.
@@ -70,6 +82,11 @@ export class LockwardenPlugin extends SimplePlugin {
 
   constructor(options: LockwardenPluginOptions) {
     sweepIntervalMs(options.queueSweepMs); // a bad interval fails here, not when the worker runs
+    if ((options.decider || options.drafter) && !options.labSingleProcess)
+      throw new InvalidConfigurationError([
+        'decider/drafter: a worker that keeps leases calls no model; run the model worker apart ' +
+          '(createModelWorker) and pass modelTaskQueue, or set labSingleProcess: true in a lab',
+      ]);
     const metrics = options.metrics ?? createMetrics();
     const log = options.log ?? pino({ base: { service: 'lockwarden' } });
     const waker = createSessionWaker(options.client, log);
@@ -82,6 +99,8 @@ export class LockwardenPlugin extends SimplePlugin {
         decider: options.decider ?? null,
         drafter: options.drafter ?? null,
         modelTaskQueue: options.modelTaskQueue ?? null,
+        labSingleProcess: options.labSingleProcess ?? false,
+        strictConstraints: options.strictConstraints ?? false,
         ...(options.holdLimits ? { holdLimits: options.holdLimits } : {}),
         oncall: options.oncall,
         escalations: options.escalations,

@@ -78,13 +78,15 @@ async function main(): Promise<void> {
         waker: createSessionWaker(client, log),
         modelTaskQueue: config.modelTaskQueue,
         holdLimits: config.holdLimits,
+        strictConstraints: config.strictConstraints,
+        labSingleProcess: mode === 'lab-single-process',
       },
     });
-    if (mode === 'single-process')
+    if (mode === 'lab-single-process')
       log.warn(
-        { mode: 'single-process' },
-        'single-process mode: this process holds both the lock service and the model key; ' +
-          'run lockwarden-model-worker apart and set LOCKWARDEN_MODEL_TASK_QUEUE here (docs/operations.md, "Two worker roles")',
+        { mode },
+        'lab single-process mode (LOCKWARDEN_LAB_SINGLE_PROCESS): this process keeps leases and holds the model key; ' +
+          'never in production: run lockwarden-model-worker apart (docs/operations.md, "Two worker roles")',
       );
     log.info(
       {

@@ -1,12 +1,15 @@
 /**
  * The operator constraints a request may carry, in the forms people write them (the retry prompt's
- * `[CONSTRAINTS]`). Each is parsed when the request is checked and enforced by the guardrails as a
- * hard limit; the model still reads them as text. Case is ignored, a leading "must"/"should" and a
- * trailing full stop are allowed:
+ * `[CONSTRAINTS]`, seed 000's escape hatch). The forms below are parsed when the request is checked
+ * and enforced by the guardrails as hard limits; any other text is accepted as advisory (shown to the
+ * model as data, marked "not enforced" in the session's state and in a warning line), unless the
+ * worker's operator turns on strict constraints (LOCKWARDEN_STRICT_CONSTRAINTS), which refuses it.
+ * Case is ignored, a leading "must"/"should" and a trailing full stop are allowed:
  *
  *   at most N retries          (also: "not exceed N retries", "no more than N retries", "max N retries")
- *   escalate after D           (also: "escalate to on-call after D", "escalate to #team after D of waiting";
- *                               whom to page is the worker's on-call configuration, not the constraint's)
+ *   escalate after D           (also: "escalate to on-call after D", "escalate to #team after D of waiting")
+ *   escalate to WHOM           (also: "page WHOM"): whom the page is for, a field of the webhook
+ *                              payload and the escalation record; "escalate to WHOM after D" sets both
  *   do not escalate before D   (also: "not escalate before D", "never escalate before D")
  *   preserve FIFO ordering     (also: "preserve FIFO", "preserve FIFO order")
  *
@@ -24,6 +27,10 @@ export interface ConstraintRules {
   noEscalationBeforeMs: number | null;
   /** The key's queue must be first come, first served. */
   fifo: boolean;
+  /** Whom an escalation is for ("escalate to #payments-oncall"), as written; the first one given wins. */
+  escalationContact: string | null;
+  /** Constraints in none of the forms above: given to the model as data, not enforced. */
+  advisory: string[];
 }
 
 export const NO_CONSTRAINTS: ConstraintRules = {
@@ -31,30 +38,42 @@ export const NO_CONSTRAINTS: ConstraintRules = {
   escalateAfterMs: null,
   noEscalationBeforeMs: null,
   fifo: false,
+  escalationContact: null,
+  advisory: [],
 };
 
 type Parsed =
   | { kind: 'max-retries'; n: number }
-  | { kind: 'escalate-after'; ms: number }
+  | { kind: 'escalate-after'; ms: number; contact: string | null }
+  | { kind: 'contact'; contact: string }
   | { kind: 'no-escalation-before'; ms: number }
   | { kind: 'fifo' };
 
 const DURATION = String.raw`(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?)`;
 const FORMS: { pattern: RegExp; read: (m: RegExpExecArray) => Parsed }[] = [
   {
-    pattern: /^(?:not exceed|at most|no more than|max(?:imum(?: of)?)?)\s+(\d+)\s+retr(?:y|ies)$/,
+    pattern: /^(?:not exceed|at most|no more than|max(?:imum(?: of)?)?)\s+(\d+)\s+retr(?:y|ies)$/i,
     read: (m) => ({ kind: 'max-retries', n: Number(m[1]) }),
   },
   {
-    pattern: new RegExp(String.raw`^escalate(?: to .+?)? after ${DURATION}(?: of waiting)?$`),
-    read: (m) => ({ kind: 'escalate-after', ms: toMs(m[1]!, m[2]!) }),
+    pattern: new RegExp(String.raw`^escalate(?: to (.+?))? after ${DURATION}(?: of waiting)?$`, 'i'),
+    read: (m) => ({ kind: 'escalate-after', ms: toMs(m[2]!, m[3]!), contact: contactOf(m[1]) }),
   },
   {
-    pattern: new RegExp(String.raw`^(?:do not|not|never) escalate before ${DURATION}(?: of waiting)?$`),
+    pattern: new RegExp(String.raw`^(?:do not|not|never) escalate before ${DURATION}(?: of waiting)?$`, 'i'),
     read: (m) => ({ kind: 'no-escalation-before', ms: toMs(m[1]!, m[2]!) }),
   },
-  { pattern: /^preserve fifo(?: ordering| order)?$/, read: () => ({ kind: 'fifo' }) },
+  { pattern: /^preserve fifo(?: ordering| order)?$/i, read: () => ({ kind: 'fifo' }) },
+  {
+    pattern: /^(?:escalate to|page) (\S.{0,199})$/i,
+    read: (m) => ({ kind: 'contact', contact: m[1]!.trim() }),
+  },
 ];
+
+// "on-call" names no one in particular: the worker's own on-call configuration answers.
+function contactOf(whom: string | undefined): string | null {
+  return whom && !/^on-?call$/i.test(whom.trim()) ? whom.trim() : null;
+}
 
 /** The forms accepted, for error messages and docs/operations.md. */
 const CONSTRAINT_FORMS = [
@@ -62,15 +81,15 @@ const CONSTRAINT_FORMS = [
   'escalate after D',
   'do not escalate before D',
   'preserve FIFO ordering',
+  'escalate to WHOM',
 ] as const;
 
 /** Reads one constraint, or returns null when it is none of the accepted forms. */
 export function parseConstraint(text: string): Parsed | null {
   const plain = text
     .trim()
-    .toLowerCase()
     .replace(/\s+/g, ' ')
-    .replace(/^(?:must|should) /, '')
+    .replace(/^(?:must|should) /i, '')
     .replace(/\.$/, '');
   for (const { pattern, read } of FORMS) {
     const match = pattern.exec(plain);
@@ -86,26 +105,32 @@ interface ConstraintProblem {
 }
 
 /**
- * Adds up a request's constraints, the tightest of each kind winning. Returns the problems instead
- * when one is not understood or two contradict each other.
+ * Adds up a request's constraints, the tightest of each kind winning; a text in none of the forms is
+ * advisory. Returns the problems instead when two contradict each other, or, when `strict`, when one
+ * is not in a known form.
  */
 export function readConstraints(
   texts: readonly string[],
+  { strict = false }: { strict?: boolean } = {},
 ): { ok: true; rules: ConstraintRules } | { ok: false; problems: ConstraintProblem[] } {
-  const rules = { ...NO_CONSTRAINTS };
+  const rules: ConstraintRules = { ...NO_CONSTRAINTS, advisory: [] };
   const problems: ConstraintProblem[] = [];
   texts.forEach((text, i) => {
     const parsed = parseConstraint(text);
     if (!parsed) {
-      problems.push({
-        index: i,
-        message: `${JSON.stringify(text)} is not understood; write one of: ${CONSTRAINT_FORMS.join('; ')}`,
-      });
+      if (strict)
+        problems.push({
+          index: i,
+          message: `${JSON.stringify(text)} is not understood, and this worker enforces constraints strictly (LOCKWARDEN_STRICT_CONSTRAINTS); write one of: ${CONSTRAINT_FORMS.join('; ')}`,
+        });
+      else rules.advisory.push(text);
       return;
     }
     if (parsed.kind === 'max-retries') rules.maxRetries = Math.min(rules.maxRetries ?? Infinity, parsed.n);
     if (parsed.kind === 'escalate-after')
       rules.escalateAfterMs = Math.min(rules.escalateAfterMs ?? Infinity, parsed.ms);
+    if ((parsed.kind === 'escalate-after' || parsed.kind === 'contact') && parsed.contact)
+      rules.escalationContact ??= parsed.contact;
     if (parsed.kind === 'no-escalation-before')
       rules.noEscalationBeforeMs = Math.max(rules.noEscalationBeforeMs ?? 0, parsed.ms);
     if (parsed.kind === 'fifo') rules.fifo = true;

@@ -183,6 +183,8 @@ export interface DecisionRecord {
   fallbackCause: FallbackCause | null;
   /** The validation or API error behind a fallback, for the log; never model text. */
   fallbackDetail: string | null;
+  /** Made by a worker in the lab-only single-process mode (LOCKWARDEN_LAB_SINGLE_PROCESS). */
+  labSingleProcess?: true;
 }
 
 /** What the deterministic policy needs to answer: the context, its tuning and one seeded sample. */

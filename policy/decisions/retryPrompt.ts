@@ -2,6 +2,7 @@
 import type { DecisionContext } from './retryDecision';
 import { redact, type RedactionCounts } from '../textSafety/redaction';
 import { untrustedText } from '../textSafety/untrustedText';
+import { parseConstraint } from './constraints';
 
 /** The name of the tool the model must call with its decision. */
 export const DECISION_TOOL_NAME = 'submit_retry_decision';
@@ -97,7 +98,11 @@ export function buildRetryPrompt(
     ...(ctx.serviceResponse ? [`- the lock service's response (redacted): ${q(ctx.serviceResponse, 600)}`] : []),
     '',
     'Constraints from the operator (data):',
-    ...(ctx.constraints.length ? ctx.constraints.map((c) => `- ${q(c, 300)}`) : ['- none']),
+    ...(ctx.constraints.length
+      ? ctx.constraints.map(
+          (c) => `- ${q(c, 300)} (${parseConstraint(c) ? 'enforced by the harness' : 'advisory: not enforced'})`,
+        )
+      : ['- none']),
     '',
     'Recent decisions for this acquisition:',
     ...(ctx.recentDecisions.length

@@ -25,6 +25,8 @@ export interface RecordedDecision {
    */
   appliedAs: AppliedAs;
   fallbackCause: string | null;
+  /** Made by a lab's single process that both keeps leases and holds the model key (never production). */
+  labSingleProcess?: true;
 }
 
 /** Where a session stands, for the `state` query and the UI. */
@@ -54,6 +56,13 @@ export interface SessionState {
     /** The operator's answer; 'timed-out' without one; 'acquired' when a release ended it first. */
     resolution: OperatorDecision | 'timed-out' | 'acquired' | null;
   } | null;
+  /**
+   * The request's constraints in no form the harness knows: given to the model as data, not
+   * enforced (policy/decisions/constraints.ts). Absent in sessions from before they were accepted.
+   */
+  constraintsNotEnforced?: string[];
+  /** Whom an escalation is for, as a constraint named it ("escalate to #payments-oncall"); null: the worker's on-call. */
+  escalationContact?: string | null;
   /** Operator answers sent as a signal that failed validation: logged and ignored. */
   ignoredOperatorAnswers: number;
   /**

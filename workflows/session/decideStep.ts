@@ -106,6 +106,7 @@ export async function decideAfterDenial(
     appliedAs: appliedAs(step, parked),
     fallbackCause: record.fallbackCause,
     starvationRisk: record.decision.starvation_risk,
+    ...(record.labSingleProcess ? { labSingleProcess: true } : {}),
   });
   return { record, step };
 }

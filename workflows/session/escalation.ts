@@ -61,6 +61,7 @@ export async function pageOnCall(session: LockSession, cause: EscalationCause): 
     ...(cycle ? { cycle } : {}),
     attempts: session.attempts,
     waitedMs: session.waitedMs(),
+    ...(session.constraints.escalationContact ? { contact: session.constraints.escalationContact } : {}),
     contention: contentionOf(session),
   };
   session.beginEscalation(reason, deadlock);

@@ -111,6 +111,7 @@ export class LockSession extends SessionInbox {
       appliedMs: step.kind === 'sleep' ? step.sleepMs : null,
       appliedAs: appliedAs(step, parked),
       fallbackCause: record.fallbackCause,
+      ...(record.labSingleProcess ? { labSingleProcess: true as const } : {}),
     };
     this.current.decisions = [...this.current.decisions.slice(-9), recorded];
     this.current.budgetLeft = {

@@ -101,6 +101,8 @@ export class SessionRecord {
       waitingSince: this.waitingSince,
       place: null,
       escalation: null,
+      constraintsNotEnforced: this.constraints.advisory,
+      escalationContact: this.constraints.escalationContact,
       ignoredOperatorAnswers: 0,
       refusedMessages: 0,
     };

@@ -1,6 +1,7 @@
 // The post-mortem briefing's activities: the drafting lane, and the facts it is drafted from.
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from 'pino';
+import { MODEL_ALWAYS_ON, type ModelSwitchReader } from './modelSwitch';
 import { admitDraft } from '../policy/textSafety/denyGate';
 import type { BriefingDraft, DraftRequest } from '../policy/postmortem/modelDraft';
 
@@ -9,7 +10,7 @@ export type DraftAnswer =
   | { kind: 'draft'; draft: BriefingDraft; model: string }
   | {
       kind: 'none';
-      cause: 'no-model-configured' | 'gate-refused' | 'invalid-draft' | 'model-request-rejected';
+      cause: 'no-model-configured' | 'gate-refused' | 'invalid-draft' | 'model-request-rejected' | 'model-switched-off';
       detail: string;
     };
 
@@ -20,10 +21,22 @@ export type Drafter = (request: DraftRequest) => Promise<DraftAnswer>;
  * The drafting activity of the post-mortem briefing. The facts pass the deny gate as a
  * `draft_briefing` before any model sees them; a model's retryable failures are Temporal's to retry.
  */
-export function createBriefingActivities({ drafter, log }: { drafter: Drafter | null; log: Logger }) {
+export function createBriefingActivities({
+  drafter,
+  log,
+  modelSwitch = MODEL_ALWAYS_ON,
+}: {
+  drafter: Drafter | null;
+  log: Logger;
+  /** The operators' kill switch (lockctl model off): while off, the template writes. */
+  modelSwitch?: ModelSwitchReader;
+}) {
   return {
     async draftBriefing(request: DraftRequest): Promise<DraftAnswer> {
       if (!drafter) return { kind: 'none', cause: 'no-model-configured', detail: 'no model configured' };
+      const model = await modelSwitch.read();
+      if (model.model === 'off')
+        return { kind: 'none', cause: 'model-switched-off', detail: `the model is off: ${model.reason}` };
       const verdict = admitDraft({ task: 'draft_briefing', text: request.facts });
       if (!verdict.admitted) {
         log.warn(

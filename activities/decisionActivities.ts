@@ -13,6 +13,7 @@ import { redact } from '../policy/textSafety/redaction';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import type { ModelAnswer } from './anthropicDecider';
 import type { Metrics } from './metrics';
+import { MODEL_ALWAYS_ON, type ModelSwitchReader } from './modelSwitch';
 
 /** Asks a model for a decision (see createAnthropicDecider); absent when no model is configured. */
 export type Decider = (ctx: DecisionContext) => Promise<ModelAnswer>;
@@ -25,6 +26,8 @@ interface DecisionActivityDeps {
   metrics?: Metrics;
   /** This worker runs the lab-only single-process mode: every record it makes says so. */
   labSingleProcess?: boolean;
+  /** The operators' kill switch (lockctl model off): while off, the policy answers. Absent: always on. */
+  modelSwitch?: ModelSwitchReader;
 }
 
 /**
@@ -32,9 +35,19 @@ interface DecisionActivityDeps {
  * returns the decision as answered, its free text redacted; the workflow's guardrails, and nothing
  * here, decide what is done. Every model call writes one log line, also when it throws.
  */
-export function createDecisionActivities({ decider, log, metrics, labSingleProcess = false }: DecisionActivityDeps) {
+export function createDecisionActivities({
+  decider,
+  log,
+  metrics,
+  labSingleProcess = false,
+  modelSwitch = MODEL_ALWAYS_ON,
+}: DecisionActivityDeps) {
   return {
-    decideRetry: (input: PolicyInput) => decideRetry(input, decider),
+    // The kill switch is read outside the model path, before it: an operator's "off" needs no model.
+    decideRetry: async (input: PolicyInput) =>
+      decider && (await modelSwitch.read()).model === 'off'
+        ? decideRetry(input, null, 'model-switched-off')
+        : decideRetry(input, decider),
     /**
      * The policy's decision, whatever model this worker has: sessions that began on a worker with no
      * model ask it as a local activity, in the workflow task of the denial, and keep doing so; so

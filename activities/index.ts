@@ -5,6 +5,7 @@ import { createDecisionActivities, type Decider } from './decisionActivities';
 import { type EscalationStore, FileEscalationStore } from './escalationStore';
 import { createLockActivities, type LockActivityDeps } from './lockActivities';
 import { createMetrics, type Metrics } from './metrics';
+import type { ModelSwitchReader } from './modelSwitch';
 import { createOnCallActivities, DEFAULT_ONCALL, type OnCallConfig } from './oncallActivities';
 import type { OperatorHoldLimits } from '../policy/decisions/holdLimits';
 import { createFirstAttemptActivity, createRequestActivities } from './requestActivities';
@@ -15,6 +16,8 @@ export interface ActivityDeps extends LockActivityDeps {
   strictConstraints?: boolean;
   /** The lab-only single-process mode: lease keeping and the model key in one process (LOCKWARDEN_LAB_SINGLE_PROCESS). */
   labSingleProcess?: boolean;
+  /** The operators' kill switch for the model path (temporalModelSwitch); absent, the model is always on. */
+  modelSwitch?: ModelSwitchReader;
   /** The model path; null (the default) means the deterministic policy decides. */
   decider?: Decider | null;
   /** The post-mortem briefing's model lane; null (the default) means the template writes it. */
@@ -53,8 +56,13 @@ export function createActivities(deps: ActivityDeps) {
       log: deps.log,
       metrics,
       labSingleProcess: deps.labSingleProcess ?? false,
+      ...(deps.modelSwitch ? { modelSwitch: deps.modelSwitch } : {}),
     }),
-    ...createBriefingActivities({ drafter: deps.drafter ?? null, log: deps.log }),
+    ...createBriefingActivities({
+      drafter: deps.drafter ?? null,
+      log: deps.log,
+      ...(deps.modelSwitch ? { modelSwitch: deps.modelSwitch } : {}),
+    }),
     ...createOnCallActivities({
       oncall: deps.oncall ?? DEFAULT_ONCALL,
       escalations: deps.escalations ?? new FileEscalationStore('.data/escalations.jsonl'),

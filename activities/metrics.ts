@@ -115,6 +115,11 @@ export function createMetrics({ registry = new Registry(), keyLabels = false }: 
       labelNames: withKey([] as const),
       registers: [registry],
     }),
+    modelSwitchedOff: new Gauge({
+      name: 'lockwarden_model_switched_off',
+      help: "1 while an operator has the model off for the namespace (lockctl model off), as this worker last read it",
+      registers: [registry],
+    }),
     labSingleProcess: new Gauge({
       name: 'lockwarden_lab_single_process',
       help: '1 when this worker both keeps leases and holds the model key (LOCKWARDEN_LAB_SINGLE_PROCESS, a lab only)',

@@ -2,6 +2,7 @@
 // `lockctl`: start acquisition sessions, release leases, answer escalations, list sessions and
 // show a key's queue, from a shell.
 import { Command, InvalidArgumentError } from 'commander';
+import { modelSwitchStatus, switchModelOff, switchModelOn } from './modelSwitch';
 import { ZodError } from 'zod';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import {
@@ -328,7 +329,32 @@ program
   .command('state')
   .description("show a session's state")
   .argument('<workflowId>', 'the session, e.g. lock/<key>/<requester>')
-  .action(withClient(async (client, _g, workflowId: string) => stateOf(client, workflowId)));
+  .action(
+    withClient(async (client, _g, workflowId: string) => {
+      const state = await stateOf(client, workflowId);
+      // The operators' kill switch, beside the state it explains (decisions by the policy).
+      const model = await modelSwitchStatus(client);
+      return model.model === 'off' ? { ...state, modelSwitch: model } : state;
+    }),
+  );
+
+program
+  .command('model')
+  .description(
+    'turn model decisions and drafts off or on for every worker of the namespace (a kill switch outside the model path), or show it',
+  )
+  .argument('<action>', 'off, on or status')
+  .option('--operator <name>', 'who flips the switch (required for off and on)')
+  .option('--reason <text>', 'why (required for off and on)')
+  .action(
+    withClient(async (client, global, action: string, opts: { operator?: string; reason?: string }) => {
+      const change = { operator: opts.operator ?? '', reason: opts.reason ?? '' };
+      if (action === 'status') return modelSwitchStatus(client);
+      if (action === 'off') return switchModelOff(client, change, global.taskQueue);
+      if (action === 'on') return switchModelOn(client, change);
+      throw new InvalidLockRequestError('lockctl model', [`action: is ${JSON.stringify(action)}; use off, on or status`]);
+    }),
+  );
 
 program
   .command('list')
@@ -366,6 +392,11 @@ program
           ),
         );
         if (rows.length === 0) console.error('no sessions match');
+        const model = await modelSwitchStatus(client);
+        if (model.model === 'off')
+          console.error(
+            `model decisions and drafts are off (lockctl model off by ${model.operator} since ${model.since}: ${model.reason}); the policy decides`,
+          );
       },
     ),
   );

@@ -12,6 +12,7 @@ import {
 import pino from 'pino';
 import type { ActivityDeps } from '../activities';
 import { createSessionWaker } from '../activities/sessionSignals';
+import { temporalModelSwitch } from '../activities/modelSwitch';
 import { SqliteLockService } from '../locks/sqliteLockService';
 import { DEFAULT_TEMPORAL_ADDRESS } from '../policy/constants';
 import { createLockwardenWorker, type LockwardenWorkerOptions, WORKFLOWS_PATH } from '../worker/createWorker';
@@ -101,7 +102,11 @@ export async function withWorker<T>(
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     taskQueue,
-    deps: { ...deps, waker: createSessionWaker(env.client, deps.log) },
+    deps: {
+      modelSwitch: temporalModelSwitch(env.client, { log: deps.log, ...(deps.metrics ? { metrics: deps.metrics } : {}) }),
+      ...deps,
+      waker: createSessionWaker(env.client, deps.log),
+    },
     workflows: { workflowBundle: await workflowBundle() },
   });
   return worker.runUntil(fn(taskQueue, worker));

@@ -18,6 +18,7 @@ import { DEFAULT_STICKY_SCHEDULE_TO_START_MS } from '../policy/constants';
 import type { OperatorHoldLimits } from '../policy/decisions/holdLimits';
 import { WORKFLOWS_PATH } from './createWorker';
 import { InvalidConfigurationError } from '../policy/errors';
+import { temporalModelSwitch } from '../activities/modelSwitch';
 import { withKeeperSlots } from './activitySlots';
 import { withIsolateTimeout } from './isolateTimeout';
 import { sweepIntervalMs, withQueueSweep } from './queueSweep';
@@ -105,6 +106,7 @@ export class LockwardenPlugin extends SimplePlugin {
         oncall: options.oncall,
         escalations: options.escalations,
         metrics,
+        modelSwitch: temporalModelSwitch(options.client, { log, metrics }),
       }),
       // The queue sweep runs beside the worker: see worker/queueSweep.ts.
       runContext: (next) =>

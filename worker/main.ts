@@ -8,6 +8,7 @@ import { createAnthropicDrafter } from '../activities/anthropicDrafter';
 import { FileEscalationStore } from '../activities/escalationStore';
 import { createMetrics } from '../activities/metrics';
 import { createSessionWaker } from '../activities/sessionSignals';
+import { temporalModelSwitch } from '../activities/modelSwitch';
 import { openLockService } from '../locks/openLockService';
 import { decisionMode, loadWorkerConfig } from './config';
 import { serveMetrics } from './metricsServer';
@@ -76,6 +77,7 @@ async function main(): Promise<void> {
         escalations: new FileEscalationStore(config.escalationsFile),
         metrics,
         waker: createSessionWaker(client, log),
+        modelSwitch: temporalModelSwitch(client, { log, metrics }),
         modelTaskQueue: config.modelTaskQueue,
         holdLimits: config.holdLimits,
         strictConstraints: config.strictConstraints,

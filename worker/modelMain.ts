@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // `lockwarden-model-worker`: the model role's process, with no lock-service setting.
+import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import pino from 'pino';
 import { createAnthropicDecider } from '../activities/anthropicDecider';
@@ -20,6 +21,11 @@ async function main(): Promise<void> {
   });
   Runtime.install({ logger: new DefaultLogger(config.logLevel === 'silent' ? 'ERROR' : 'WARN') });
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  // Reads the operators' kill switch (lockctl model off); nothing else of Temporal's is asked here.
+  const client = new Client({
+    connection: await Connection.connect({ address: config.temporalAddress }),
+    namespace: config.namespace,
+  });
   try {
     const worker = await createModelWorker({
       connection,
@@ -28,6 +34,7 @@ async function main(): Promise<void> {
       decider: config.model ? createAnthropicDecider(config.model) : null,
       drafter: config.model ? createAnthropicDrafter(config.model) : null,
       log,
+      client,
     });
     log.info(
       { taskQueue: config.taskQueue, model: config.model?.model ?? 'none (deterministic policy)' },
@@ -36,6 +43,7 @@ async function main(): Promise<void> {
     await worker.run();
   } finally {
     await connection.close();
+    await client.connection.close();
   }
 }
 

@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import { createBriefingActivities, type Drafter } from '../activities/briefingActivities';
 import { createDecisionActivities, type Decider } from '../activities/decisionActivities';
 import type { Metrics } from '../activities/metrics';
+import { MODEL_ALWAYS_ON, temporalModelSwitch } from '../activities/modelSwitch';
+import type { Client } from '@temporalio/client';
 
 /** What the model worker needs: its queue, and the model lanes (null: the policy and the template answer). */
 export interface ModelWorkerOptions {
@@ -15,6 +17,11 @@ export interface ModelWorkerOptions {
   drafter: Drafter | null;
   log: Logger;
   metrics?: Metrics;
+  /**
+   * A client of the namespace, to read the operators' kill switch (`lockctl model off`) with; absent,
+   * the switch is not read and the model is always on.
+   */
+  client?: Client;
 }
 
 /**
@@ -24,13 +31,15 @@ export interface ModelWorkerOptions {
  * (test/modelWorkerIsolation.test.ts).
  */
 export function createModelWorker(options: ModelWorkerOptions): Promise<Worker> {
+  const { log, metrics } = options;
+  const modelSwitch = options.client ? temporalModelSwitch(options.client, { log, metrics }) : MODEL_ALWAYS_ON;
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: {
-      ...createDecisionActivities({ decider: options.decider, log: options.log, metrics: options.metrics }),
-      ...createBriefingActivities({ drafter: options.drafter, log: options.log }),
+      ...createDecisionActivities({ decider: options.decider, log, metrics, modelSwitch }),
+      ...createBriefingActivities({ drafter: options.drafter, log, modelSwitch }),
     },
   });
 }

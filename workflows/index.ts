@@ -6,6 +6,7 @@ export { acquireLock } from './acquireLock';
 export { releaseLock } from './releaseLock';
 export { lockStatus } from './lockStatus';
 export { holdLockFor } from './withLock';
+export { modelSwitchedOff } from './modelSwitch';
 
 /**
  * Writes a post-mortem briefing (see ./postmortemBriefing). Its module, with the briefing validator's

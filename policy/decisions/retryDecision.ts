@@ -122,5 +122,6 @@ export const FALLBACK_CAUSES = [
   'model-request-rejected',
   'model-unavailable',
   'lock-service-unreachable',
+  'model-switched-off',
 ] as const;
 export type FallbackCause = (typeof FALLBACK_CAUSES)[number];

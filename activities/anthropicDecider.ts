@@ -13,6 +13,7 @@ import {
   retryDecisionShape,
 } from '../policy/decisions/retryDecision';
 import { buildRetryPrompt, DECISION_TOOL_NAME } from '../policy/decisions/retryPrompt';
+import { redact } from '../policy/textSafety/redaction';
 import { anthropicClient, callTool, firstToolCall, type ModelConfig, readToolCall } from './anthropicCalls';
 
 export type { ModelConfig } from './anthropicCalls';
@@ -79,6 +80,20 @@ export function createAnthropicDecider(config: ModelConfig) {
     const model = spansSeveralKeys(ctx.waitForEdges) ? config.largeModel : config.model;
     const prompt = buildRetryPrompt(ctx, config.sensitiveTenants, { monotonicClockMs: performance.now() });
     const answer = await askWithRepair(model, prompt);
+    // What comes back is masked as what went in: a tenant the operator listed never reaches a log,
+    // the state or the webhook through the model's words (the decision activity redacts the rest).
+    const masked = (text: string) => redact(text, config.sensitiveTenants).text;
+    if (answer.kind === 'decision')
+      return {
+        ...answer,
+        decision: {
+          ...answer.decision,
+          explanation: masked(answer.decision.explanation),
+          escalation_reason:
+            answer.decision.escalation_reason === null ? null : masked(answer.decision.escalation_reason),
+        },
+        redactions: prompt.redactions,
+      };
     return { ...answer, redactions: prompt.redactions };
   };
 }

@@ -10,6 +10,7 @@ import {
   type FallbackCause,
 } from '../policy/decisions/retryDecision';
 import { redact } from '../policy/textSafety/redaction';
+import { inertModelText } from '../policy/textSafety/untrustedText';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import type { ModelAnswer } from './anthropicDecider';
 import type { Metrics } from './metrics';
@@ -139,9 +140,10 @@ function toRecord(input: PolicyInput, answer: ModelAnswer | null, cause: Fallbac
 }
 
 // The decision's free text (explanation, escalation reason; renewal advice is always null) and the
-// fallback detail pass redact() before any summary, state or log line sees them.
+// fallback detail pass redact() and lose control characters and Markdown's active ones
+// (inertModelText) before any summary, the UI's details, state, webhook, store or log line sees them.
 function redactRecord(record: DecisionRecord): DecisionRecord {
-  const clean = (text: string) => redact(text).text;
+  const clean = (text: string) => inertModelText(redact(text).text, 500);
   const cleanOptional = <T extends string | null | undefined>(text: T) =>
     typeof text === 'string' ? clean(text) : text;
   return {

@@ -5,7 +5,6 @@ import {
   MODEL_SWITCH_WORKFLOW_ID,
   type ModelSwitchChange,
   type ModelSwitchState,
-  SWITCH_MODEL_ON_UPDATE,
 } from '../policy/decisions/modelSwitch';
 import { describeIssues, InvalidLockRequestError } from '../policy/errors';
 
@@ -22,7 +21,8 @@ function checked(change: ModelSwitchChange): ModelSwitchChange {
 
 /**
  * Turns model decisions and drafts off for every worker of the namespace, without a deploy: starts
- * the switch's workflow on `taskQueue` (a lockwarden worker's), which runs until `switchModelOn`.
+ * the switch's workflow on `taskQueue` (a lockwarden worker's), which runs until `switchModelOn`
+ * terminates it. Starting it needs no worker: the server records it, and workers read its status.
  * Workers see it within a few seconds (MODEL_SWITCH_READ_EVERY_MS). Off already: says so, unchanged.
  */
 export async function switchModelOff(
@@ -46,15 +46,26 @@ export async function switchModelOff(
   }
 }
 
-/** Turns the model back on: ends the switch's workflow with who and why. On already: unchanged. */
+/**
+ * Turns the model back on: terminates the switch's workflow, the reason naming who and why (kept in
+ * its history). A termination needs no worker, so the brake comes off even when none polls the queue
+ * the switch was started on. On already: unchanged.
+ */
 export async function switchModelOn(
   client: Client,
   change: ModelSwitchChange,
 ): Promise<ModelSwitchState & { changed: boolean }> {
   const on = checked(change);
-  if ((await modelSwitchStatus(client)).model === 'on') return { model: 'on', changed: false };
-  await client.workflow.getHandle(MODEL_SWITCH_WORKFLOW_ID).executeUpdate(SWITCH_MODEL_ON_UPDATE, { args: [on] });
-  return { model: 'on', changed: true };
+  try {
+    await client.workflow
+      .getHandle(MODEL_SWITCH_WORKFLOW_ID)
+      .terminate(`model switched on by ${on.operator}: ${on.reason}`);
+    return { model: 'on', changed: true };
+  } catch (error) {
+    // Not found, or already ended: the model is on.
+    if (error instanceof WorkflowNotFoundError) return { model: 'on', changed: false };
+    throw error;
+  }
 }
 
 /** The switch now: on, or off with who turned it off, why and since when (as workers read it). */

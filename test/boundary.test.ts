@@ -5,6 +5,7 @@ import { InvalidConfigurationError } from '../policy/errors';
 import { admitDraft, admitLeaseAction } from '../policy/textSafety/denyGate';
 import { leaseVocabulary } from '../policy/textSafety/leaseVocabulary';
 import { redact } from '../policy/textSafety/redaction';
+import { inertModelText } from '../policy/textSafety/untrustedText';
 import { buildRetryPrompt } from '../policy/decisions/retryPrompt';
 import { decisionMode } from '../worker/config';
 import { loadModelConfig } from '../worker/modelConfig';
@@ -83,7 +84,7 @@ describe('the test plan of the fencing boundary', () => {
   it('3. a draft that says to renew the lease is denied', () => {
     expect(
       admitDraft({ task: 'draft_briefing', text: 'Next step: renew the lease for the export job.' }),
-    ).toMatchObject({ admitted: false, reason: expect.stringContaining('"renew"') });
+    ).toEqual({ admitted: false, reason: 'a draft may not speak of lease actions (rule lease-vocabulary, at word 3)' });
   });
 
   it('4. a redacted timeout summary is allowed', () => {
@@ -227,6 +228,26 @@ describe('the test plan of the fencing boundary', () => {
     ])
       expect(admitDraft({ task: 'draft_briefing', text })).toEqual({ admitted: true });
     expect(admitDraft({ task: 'write_poem', text: 'hello' })).toMatchObject({ admitted: false });
+  });
+
+  it("names the rule and the position of a refusal, never the refused words (they may be a tenant's)", () => {
+    const text = 'Northwind payroll: please renew the hold for Acme';
+    const verdict = admitDraft({ task: 'draft_briefing', text });
+    expect(verdict).toEqual({
+      admitted: false,
+      reason: 'a draft may not speak of lease actions (rule lease-vocabulary, at word 4)',
+    });
+    expect(admitDraft({ task: 'draft_briefing', text: 'we should keep the hold alive now' })).toEqual({
+      admitted: false,
+      reason: 'a draft may not speak of lease actions (rule lease-vocabulary, at word 3)',
+    });
+  });
+
+  it("makes a model's words inert for the UI's Markdown, after redaction, keeping redaction's masks", () => {
+    const said = 'Tenant acme-corp \u0007 stuck: [open](javascript:x) <img src=x> **now** at 1765000123456';
+    expect(inertModelText(redact(said, ['acme-corp']).text, 500)).toBe(
+      'Tenant [tenant] stuck: \\[open\\](javascript:x) \\<img src=x\\> \\*\\*now\\*\\* at [time]',
+    );
   });
 });
 

@@ -188,6 +188,42 @@ describe('the harness rules of seed 000', () => {
     });
   });
 
+  it("redacts and neutralises what a model says before the state, the UI, the store or a log line sees it", async () => {
+    const key = unique('said');
+    const escalating = {
+      ...VALID_DECISION,
+      decision: 'escalate',
+      retry_after_ms: null,
+      backoff_strategy: null,
+      escalation_reason: 'acme-corp payroll\u0007 is stuck: [open](javascript:x) <img src=x>',
+      explanation: 'The acme-corp job has not moved.',
+    };
+    model.answer({ kind: 'tool', input: escalating });
+    const decider = createAnthropicDecider({ ...FAKE_MODEL, baseURL: model.baseURL, sensitiveTenants: ['acme-corp'] });
+    await withWorker(
+      fixture.env,
+      { locks: fixture.locks, log, decider, escalations: fixture.escalations },
+      async (taskQueue) => {
+        const held = await acquire(fixture.env.client, { key, requester: 'holder' }, { taskQueue });
+        const waiter = await startAcquisition(
+          fixture.env.client,
+          { key, requester: 'waiter', wakeOnRelease: false },
+          { taskQueue },
+        );
+        await waitFor('escalated', phaseIs(waiter.workflowId, 'escalated'));
+        const inert = '[tenant] payroll is stuck: \\[open\\](javascript:x) \\<img src=x\\>';
+        expect((await stateOf(fixture.env.client, waiter.workflowId)).escalation?.reason).toBe(inert);
+        expect(await fixture.escalations.recordsOf(key)).toEqual([expect.objectContaining({ reason: inert })]);
+        const details = await fixture.env.client.workflow.getHandle(waiter.workflowId).describe();
+        expect(JSON.stringify(details.raw)).not.toContain('acme-corp');
+        expect(JSON.stringify(lines)).not.toContain('acme-corp');
+        await resolve(fixture.env.client, waiter.workflowId, { action: 'abandon', operator: 'ops', reason: 'test' });
+        await waiter.result();
+        await release(fixture.env.client, held.lease);
+      },
+    );
+  });
+
   it("checks a model's deadlock flag on the lock service's graph: unconfirmed, a human decides and the place is kept", async () => {
     const key = unique('flagged');
     const flagged = {

@@ -137,6 +137,10 @@ describe('the model kill switch', () => {
 
         const on = await lockctl('model', 'on', '--operator', 'ops', '--reason', 'fixed');
         expect(JSON.parse(on.stdout)).toEqual({ model: 'on', changed: true });
+        expect(JSON.parse((await lockctl('model', 'on', '--operator', 'ops', '--reason', 'again')).stdout)).toEqual({
+          model: 'on',
+          changed: false,
+        });
         await waitFor('the model decides again', async () => (await last())?.provider === 'anthropic', 10_000);
         expect(model.requests.length).toBeGreaterThan(asked);
         expect(await metrics.registry.getSingleMetricAsString('lockwarden_model_switched_off')).toContain(

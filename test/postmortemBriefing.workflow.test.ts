@@ -82,6 +82,26 @@ describe('post-mortem briefing: the model lane', () => {
     expect(facts).not.toMatch(/token [0-9]/);
   });
 
+  it("masks the operator's tenants in the facts sent and in the draft that comes back", async () => {
+    fake.answer(
+      draft({
+        executive_context:
+          'Dana Lee, the Northwind Advisory export ran twice in the same window; the token check kept a single batch.',
+      }),
+    );
+    const drafter = createAnthropicDrafter({ ...FAKE_MODEL, baseURL: fake.baseURL, sensitiveTenants: ['Northwind'] });
+    const result = await withWorker(fixture.env, { locks: fixture.locks, log: silentLog, drafter }, (taskQueue) =>
+      fixture.env.client.workflow.execute<(facts: BriefingFacts) => Promise<BriefingResult>>('postmortemBriefing', {
+        taskQueue,
+        workflowId: unique('postmortem'),
+        args: [FACTS],
+      }),
+    );
+    expect(JSON.stringify(fake.requests[0]!.body)).not.toContain('Northwind');
+    expect(result.lane).toBe('model');
+    expect(JSON.stringify(result.briefing)).toContain('the [tenant] Advisory export ran twice');
+  });
+
   it("drafts on the model worker's queue when told to; the template answers when no model worker takes it", async () => {
     const brief = (placement: BriefingPlacement) =>
       withWorker(fixture.env, { locks: fixture.locks, log: silentLog }, (taskQueue) =>

@@ -7,9 +7,6 @@
  */
 export const MODEL_SWITCH_WORKFLOW_ID = 'lockwarden/model-switch';
 
-/** The update that turns the model back on (ends the switch's workflow). */
-export const SWITCH_MODEL_ON_UPDATE = 'switchModelOn';
-
 /** The query that answers who turned the model off, when and why. */
 export const MODEL_SWITCH_QUERY = 'modelSwitch';
 

@@ -80,7 +80,7 @@ export function validateBriefing(
   if (spoken)
     problems.push({
       rule: 'lease-vocabulary',
-      problem: `speaks of a lease action ("${spoken.found}" in "${spoken.in}")`,
+      problem: `speaks of a lease action (at word ${spoken.word})`,
     });
   if (options.modelDrafted) {
     const { counts } = redact(all);

@@ -56,7 +56,8 @@ export function admitDraft(request: unknown, sensitiveTenants: readonly string[]
   if (spoken)
     return {
       admitted: false,
-      reason: `a draft may not speak of lease actions ("${spoken.found}"${spoken.in === spoken.found ? '' : ` in "${spoken.in}"`})`,
+      // The rule and the position, not the words: a refused text may be a tenant's (seed 003).
+      reason: `a draft may not speak of lease actions (rule lease-vocabulary, at word ${spoken.word})`,
     };
   return { admitted: true };
 }

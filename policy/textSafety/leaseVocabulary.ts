@@ -25,21 +25,34 @@ const BANNED_PHRASES: RegExp[] = [
 // Characters that hide a word without changing how it reads: zero-width ones and the soft hyphen.
 const INVISIBLE = /[\u00ad\u200b-\u200d\u2060\ufeff]/g;
 
+/** Where a text speaks of a lease action: what matched, the word it was in, and that word's number. */
+export interface SpokenLeaseAction {
+  found: string;
+  in: string;
+  /** The 1-based number of the word where it begins: what a refusal names instead of the words. */
+  word: number;
+}
+
 /**
- * Where a text speaks of a lease action: the stem or phrase and the word it was found in, or null.
- * Free of zod, so the timeline (which workflows load) can use it too.
+ * Where a text speaks of a lease action, or null. Free of zod, so the timeline (which workflows
+ * load) can use it too. The words themselves are for the caller's decision, not for a log: a refusal
+ * names the rule and `word` (policy/textSafety/denyGate.ts).
  */
-export function leaseVocabulary(text: string): { found: string; in: string } | null {
+export function leaseVocabulary(text: string): SpokenLeaseAction | null {
   const plain = text.normalize('NFKC').replace(INVISIBLE, '').toLowerCase();
-  for (const word of plain.split(/[^\p{L}\p{N}_.\-]+/u)) {
+  const split = plain.split(/[^\p{L}\p{N}_.\-]+/u).filter(Boolean);
+  for (const [i, word] of split.entries()) {
     const compact = word.replace(/[_.\-]/g, '');
     const stem = BANNED_STEMS.find((s) => compact.includes(s));
-    if (stem) return { found: stem, in: word };
+    if (stem) return { found: stem, in: word, word: i + 1 };
   }
   const words = plain.replace(/[_\-]/g, ' ').replace(/[ \t]+/g, ' ');
   for (const phrase of BANNED_PHRASES) {
     const match = phrase.exec(words);
-    if (match) return { found: match[0], in: match[0] };
+    if (match) {
+      const before = words.slice(0, match.index).split(/[^\p{L}\p{N}_.\-]+/u).filter(Boolean).length;
+      return { found: match[0], in: match[0], word: before + 1 };
+    }
   }
   return null;
 }

@@ -16,6 +16,7 @@ export const FAILURE_TYPES = {
   corruptLockState: 'CorruptLockState',
   sessionNotYetStarted: 'SessionNotYetStarted',
   lockServiceCredentialsRefused: 'LockServiceCredentialsRefused',
+  invalidBriefing: 'InvalidBriefing',
 } as const;
 
 /**

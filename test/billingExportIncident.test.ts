@@ -1,3 +1,4 @@
+import { latencyThroughputVerdict, NO_EVIDENCE } from '../policy/postmortem/patchEvidence';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -52,11 +53,19 @@ const INCIDENT_DRAFT = {
   subject: '[billing nightly export] SEV-2 holder paused past its lease: patch ready for canary',
   executive_context:
     'Dana Lee, the nightly export ran on two replicas in one window; one invoice batch exists and the paused replica was turned away.',
-  concurrency_anomaly_analysis:
-    'Thread A took the lock and was paused past its lease. Thread B took the next number and wrote its batch, then let go. Thread A woke, lost its hold, and its write with the older number was refused.',
-  patch_validation_evidence: 'The incident is replayed by an integration test against the real lock service.',
-  deployment_checklist:
-    'Canary 5%, 25%, 50%, 100%, 30 minutes each.\nAbort if lost holds exceed 0.1% of acquisitions.\nAbort if the p99 acquisition wait exceeds 2000 ms.',
+  concurrency_anomaly_analysis: [
+    "Times are on the lock service's clock.",
+    '- T+0.000 s Thread A takes the lock and is paused past its lease.',
+    '- T+2.100 s Thread B takes the next number, writes its batch, then lets go.',
+    '- T+5.000 s Thread A wakes having lost its hold; its write with the older number is refused.',
+  ].join('\n'),
+  patch_validation_evidence: `The incident is replayed by an integration test against the real lock service. ${latencyThroughputVerdict(NO_EVIDENCE)}`,
+  deployment_checklist: [
+    'Canary 5%, 25%, 50%, 100%, 30 minutes each.',
+    'Abort if lost holds exceed 0.1% of acquisitions over 10 min (lockwarden_leases_lost_total).',
+    'Abort if the p99 acquisition wait exceeds 2000 ms over 10 min (lockwarden_acquisition_wait_seconds).',
+    'Rollback: temporal worker deployment set-current-version --deployment-name lockwarden --build-id 0.1.0 --yes',
+  ].join('\n'),
 };
 
 describe('the billing-export incident, replayed', () => {

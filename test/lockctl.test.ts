@@ -54,7 +54,10 @@ describe('lockctl at the boundary', () => {
   const goodGates = path.join(os.tmpdir(), `lockctl-good-gates-${process.pid}.yaml`);
   beforeAll(() => {
     fs.writeFileSync(badGates, 'canaryPercent: [10, 50]\nsoakMinutes: 30\nabort: { p99WaitMs: 2000 }\n');
-    fs.writeFileSync(goodGates, 'canaryPercent: [10, 100]\nsoakMinutes: 30\nabort: { p99WaitMs: 2000 }\n');
+    fs.writeFileSync(
+      goodGates,
+      'canaryPercent: [10, 100]\nsoakMinutes: 30\nabort: { p99WaitMs: 2000 }\nrollback: { deployment: lockwarden, previousBuildId: 0.1.0 }\n',
+    );
   });
   afterAll(() => [badGates, goodGates].forEach((f) => fs.rmSync(f, { force: true })));
   const postmortem = ['postmortem', 'billing/nightly-export', '--firm', 'F', '--stakeholder', 'S'];

@@ -1,6 +1,6 @@
 import { createAnthropicDrafter } from '../activities/anthropicDrafter';
 import { type BriefingFacts, renderBriefing } from '../policy/postmortem/briefing';
-import { NO_EVIDENCE } from '../policy/postmortem/patchEvidence';
+import { latencyThroughputVerdict, NO_EVIDENCE } from '../policy/postmortem/patchEvidence';
 import { buildTimeline } from '../policy/postmortem/timeline';
 import type { BriefingPlacement, BriefingResult, postmortemBriefing } from '../workflows/postmortemBriefing';
 import { withDraftingModelWorker } from './support/modelWorker';
@@ -26,11 +26,19 @@ const VALID_DRAFT = {
   subject: '[billing nightly export] SEV-2 holder paused past its lease: patch ready for canary',
   executive_context:
     'Dana Lee, the nightly export ran twice in the same window; the token check kept a single batch.',
-  concurrency_anomaly_analysis:
-    'Thread A took the lock and went silent past its lease. Thread B took the next token and wrote its batch. Thread A woke, its attempt to keep the lock was refused, and its write was turned away.',
-  patch_validation_evidence: 'The incident is replayed by an integration test against the real lock service.',
-  deployment_checklist:
-    'Canary 1%, 10%, 50%, 100%, 30 minutes each.\nAbort if the p99 acquisition wait exceeds 2000 ms.\nAbort if lost holds exceed 0.1% of acquisitions.',
+  concurrency_anomaly_analysis: [
+    "Times are on the lock service's clock.",
+    '- T+0.000 s Thread A takes the lock and goes silent past its lease.',
+    '- T+2.100 s Thread B takes the next token and writes its batch.',
+    '- T+5.000 s Thread A wakes; its attempt to keep the lock is refused, and its write is turned away.',
+  ].join('\n'),
+  patch_validation_evidence: `The incident is replayed by an integration test against the real lock service. ${latencyThroughputVerdict(NO_EVIDENCE)}`,
+  deployment_checklist: [
+    'Canary 1%, 10%, 50%, 100%, 30 minutes each.',
+    'Abort if the p99 acquisition wait exceeds 2000 ms over 10 min (lockwarden_acquisition_wait_seconds).',
+    'Abort if lost holds exceed 0.1% of acquisitions over 10 min (lockwarden_leases_lost_total).',
+    'Rollback: temporal worker deployment set-current-version --deployment-name lockwarden --build-id 0.1.0 --yes',
+  ].join('\n'),
 };
 const draft = (patch: Record<string, unknown>, drop?: string): FakeAnswer => {
   const input: Record<string, unknown> = { ...VALID_DRAFT, ...patch };
@@ -80,6 +88,24 @@ describe('post-mortem briefing: the model lane', () => {
     const facts = sent.messages[0]!.content;
     expect(facts).toContain('Thread A (replica-a) tries to keep token [token]: refused');
     expect(facts).not.toMatch(/token [0-9]/);
+  });
+
+  it("validates the template's briefing too, before it is written: one that fails is refused, named", async () => {
+    // Facts a client built by hand, their gates without a rollback target (the schema refuses those).
+    const { rollback: _none, ...gates } = FACTS.gates;
+    const run = withWorker(fixture.env, { locks: fixture.locks, log: silentLog }, (taskQueue) =>
+      fixture.env.client.workflow.execute<(facts: BriefingFacts) => Promise<BriefingResult>>('postmortemBriefing', {
+        taskQueue,
+        workflowId: unique('postmortem'),
+        args: [{ ...FACTS, gates }],
+      }),
+    );
+    await expect(run).rejects.toMatchObject({
+      cause: {
+        type: 'InvalidBriefing',
+        message: expect.stringContaining('self-review: the checklist names no rollback target'),
+      },
+    });
   });
 
   it("masks the operator's tenants in the facts sent and in the draft that comes back", async () => {

@@ -62,6 +62,7 @@ const GATES = releaseGatesSchema.parse({
   canaryPercent: [10, 100],
   soakMinutes: 15,
   abort: { p99WaitMs: 2_000 },
+  rollback: { deployment: 'lockwarden', previousBuildId: '0.1.0' },
 });
 
 // The workflow paths of test/support/scenarios.ts (the same runs the history recorder records), and

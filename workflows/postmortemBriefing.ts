@@ -42,6 +42,14 @@ export async function postmortemBriefing(
   placement?: BriefingPlacement,
 ): Promise<BriefingResult> {
   const template = typedOnBadFacts(() => renderBriefing(facts));
+  // Either lane's briefing is checked before it is written: the template's too (seed 004's limits
+  // hold for every briefing, not only a model's). One it cannot pass fails the run, typed and named.
+  const templateProblems = validateBriefing(template, facts.timeline, { modelDrafted: false, evidence: facts.evidence });
+  if (templateProblems.length)
+    throw ApplicationFailure.nonRetryable(
+      `the template's briefing fails its checks: ${templateProblems.map((p) => `${p.rule}: ${p.problem}`).join('; ')}`,
+      FAILURE_TYPES.invalidBriefing,
+    );
   const fallback = (cause: string, detail: string): BriefingResult => ({
     briefing: template,
     lane: 'template',
@@ -65,7 +73,7 @@ export async function postmortemBriefing(
       : fallback(answer.cause, answer.detail);
   }
   const drafted = draftToBriefing(answer.draft);
-  const problems = validateBriefing(drafted, facts.timeline, { modelDrafted: true });
+  const problems = validateBriefing(drafted, facts.timeline, { modelDrafted: true, evidence: facts.evidence });
   if (problems.length) return fallback(problems[0]!.rule, problems.map((p) => p.problem).join('; '));
   return { briefing: drafted, lane: 'model', fallbackCause: null, fallbackDetail: null };
 }

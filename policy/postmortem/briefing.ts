@@ -2,8 +2,9 @@
 import { describeCycle } from '../lockContract/waitForGraph';
 import { abortCriteria, type ReleaseGates, rollbackCommand } from './releaseGates';
 import { type PatchDescription, patchSentence } from './patchDescription';
-import type { PatchEvidence } from './patchEvidence';
+import { latencyThroughputVerdict, type PatchEvidence } from './patchEvidence';
 import type { Mechanism, Timeline } from './timeline';
+import { type Condensation, condenseSteps, droppableCount, type TimelineLine } from './condense';
 
 /** The sections of a briefing, in the order they must appear after the subject line. */
 export const BRIEFING_SECTIONS = [
@@ -94,67 +95,96 @@ export function mechanismSentence(timeline: Timeline): string {
 }
 
 /**
- * The deterministic template: the default lane, and the fallback of the model lane. A timeline too
- * long for the word limit loses its routine steps first (requests, then ends and lettings go, then
- * waits), never a grant, a write or a refusal, and says how many it left out.
+ * The deterministic template: the default lane, and the fallback of the model lane. Always within
+ * the word limit: a long timeline gives up its routine steps first (requests, then ends and lettings
+ * go, then waits) and says how many it left out; then alike steps are summed with their counts (a
+ * thread's consecutive ones, then all of a thread's, then all of a kind); last, the impact and the
+ * evidence speak in counts. No grant, write, refusal or loss is ever left out: it is on a line of
+ * its own or counted on a summed one (a property test checks both, for incidents of up to 2,000 events).
  */
 export function renderBriefing(facts: BriefingFacts): Briefing {
-  const all = facts.timeline.steps;
-  const droppable = all
-    .map((step, index) => ({ index, rank: STEP_RANK[step.kind] ?? 9 }))
-    .filter((s) => s.rank < 9)
-    .sort((a, b) => a.rank - b.rank || b.index - a.index);
-  const dropped = new Set<number>();
-  for (;;) {
-    const briefing = compose(
-      facts,
-      all.filter((_, i) => !dropped.has(i)),
-      dropped.size,
-    );
-    const next = droppable[dropped.size];
-    if (briefingWords(briefing) <= MAX_BRIEFING_WORDS || !next) return briefing;
-    dropped.add(next.index);
-  }
+  return renderBriefingLines(facts).briefing;
 }
 
-// Which steps a long timeline gives up first (lowest first); those not named here are always kept.
-const STEP_RANK: Partial<Record<Timeline['steps'][number]['kind'], number>> = {
-  requested: 0,
-  ended: 1,
-  'let-go': 1,
-  'escalation-resolved': 2,
-  'kept-alive': 2,
-  denied: 3,
-  'operator-answered': 4,
-  escalated: 5,
-};
+/** The template's briefing with the timeline's lines it shows (what a summed line stands for, counted). */
+export function renderBriefingLines(facts: BriefingFacts): Composed {
+  const steps = facts.timeline.steps;
+  const fits = (c: Composed) => briefingWords(c.briefing) <= MAX_BRIEFING_WORDS;
+  // Fewest routine steps left out that fit: words only fall as more are left out, so a binary search.
+  let low = 0;
+  let high = droppableCount(steps);
+  let composed = compose(facts, { dropped: high, summing: 'none' }, false);
+  if (fits(composed)) {
+    while (low < high) {
+      const mid = Math.floor((low + high) / 2);
+      if (fits(compose(facts, { dropped: mid, summing: 'none' }, false))) high = mid;
+      else low = mid + 1;
+    }
+    return compose(facts, { dropped: low, summing: 'none' }, false);
+  }
+  for (const summing of ['runs', 'threads', 'kinds'] as const)
+    for (const brief of [false, true]) {
+      composed = compose(facts, { dropped: high, summing }, brief);
+      if (fits(composed)) return composed;
+    }
+  return composed; // validateBriefing refuses it; the property test shows it never comes to this
+}
+
+/** A composed briefing and the timeline lines in it. */
+interface Composed {
+  briefing: Briefing;
+  lines: TimelineLine[];
+}
 
 const NUMBER_WORDS = ['no', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'];
 const inWords = (n: number) => NUMBER_WORDS[n] ?? String(n);
 const plural = (n: number, one: string, many = `${one}s`) => `${inWords(n)} ${n === 1 ? one : many}`;
 
-/** The business impact, verified from the fenced write log: what exists, what was refused, what was lost. */
-export function impactSentences(timeline: Timeline): string {
+/**
+ * The business impact, verified from the fenced write log: what exists, what was refused, what was
+ * lost. `brief`: the refusals as counts, for a briefing that must fit its word limit.
+ */
+export function impactSentences(timeline: Timeline, brief = false): string {
   const writes = timeline.writes ?? [];
   if (!writes.length)
     return 'No fenced write log was given (--fenced), so the impact on the data is not verified.';
   const label = (session: string) => timeline.threads.find((t) => t.session === session)?.label ?? session;
+  if (brief && writes.length > 2) {
+    // Many resources: one sentence for all of them, in counts.
+    const accepted = writes.flatMap((w) => w.accepted);
+    const refused = writes.flatMap((w) => w.refused);
+    const on = `On ${plural(writes.length, 'resource')} (${namesOf(writes.map((w) => w.resource), 'resource')})`;
+    const exists = `${on}, ${plural(accepted.length, 'write')} exist${accepted.length === 1 ? 's' : ''}${accepted.length ? `, by ${namesOf(accepted.map((a) => label(a.session)))}` : ''}.`;
+    const refusedText = refused.length
+      ? ` Refused: ${plural(refused.length, 'write')} with a token older than the newest accepted, by ${namesOf(refused.map((r) => label(r.session)))}.`
+      : ' Nothing was refused.';
+    return `${exists}${refusedText} Lost: nothing; no accepted write was followed by one with an older token.`;
+  }
   return writes
     .map((w) => {
-      const writers = [...new Set(w.accepted.map((a) => label(a.session)))];
-      const exists = `On ${w.resource}, ${plural(w.accepted.length, 'write')} exist${w.accepted.length === 1 ? 's' : ''}${writers.length ? `, by ${writers.join(' and ')}` : ''}.`;
-      const refused = w.refused.length
-        ? ` Refused: ${w.refused.map((r) => `${label(r.session)}'s write with token ${r.token}, older than token ${r.newestToken}`).join('; ')}.`
-        : ' Nothing was refused.';
+      const writers = namesOf(w.accepted.map((a) => label(a.session)));
+      const exists = `On ${w.resource}, ${plural(w.accepted.length, 'write')} exist${w.accepted.length === 1 ? 's' : ''}${writers ? `, by ${writers}` : ''}.`;
+      const refused = !w.refused.length
+        ? ' Nothing was refused.'
+        : brief
+          ? ` Refused: ${plural(w.refused.length, 'write')} with a token older than the newest accepted, by ${namesOf(w.refused.map((r) => label(r.session)))}.`
+          : ` Refused: ${w.refused.map((r) => `${label(r.session)}'s write with token ${r.token}, older than token ${r.newestToken}`).join('; ')}.`;
       return `${exists}${refused} Lost: nothing; no accepted write was followed by one with an older token.`;
     })
     .join(' ');
 }
 
+// Who (or what) it was: up to three names, then how many others.
+function namesOf(all: string[], what = 'session'): string {
+  const names = [...new Set(all)];
+  if (names.length <= 3) return names.join(' and ');
+  return `${names.slice(0, 3).join(', ')} and ${plural(names.length - 3, `other ${what}`)}`;
+}
+
 /** The shared state and the step that was not atomic, as the mechanism shows them. */
 export function anatomySentence(timeline: Timeline): string {
   const m = timeline.mechanism;
-  const resources = (timeline.writes ?? []).map((w) => w.resource).join(' and ') || "the job's output";
+  const resources = namesOf((timeline.writes ?? []).map((w) => w.resource), 'resource') || "the job's output";
   switch (m.kind) {
     case 'paused-past-lease':
       return `Shared state: ${resources}, written by whichever replica believes it holds ${timeline.key}. Non-atomic step: "hold the lock, then write": ${m.stale.label} was paused between the two, past its lease, and wrote after ${m.next.label} had taken the key.`;
@@ -195,8 +225,9 @@ export function regressionAssertions(timeline: Timeline): string[] {
   }
 }
 
-function compose(facts: BriefingFacts, steps: Timeline['steps'], omitted: number): Briefing {
+function compose(facts: BriefingFacts, condensation: Condensation, brief: boolean): Composed {
   const { timeline, evidence, gates } = facts;
+  const { lines: timelineLines, omitted } = condenseSteps(timeline.steps, condensation);
   const started =
     timeline.startedAt === null ? 'an unknown time' : new Date(timeline.startedAt).toISOString();
   const threads = timeline.threads.map((t) => `${t.label} is ${t.session}`).join('; ');
@@ -204,14 +235,14 @@ function compose(facts: BriefingFacts, steps: Timeline['steps'], omitted: number
     `${facts.stakeholder},`,
     '',
     `On ${started} the ${facts.job} (lock key ${timeline.key}) ran into a concurrency incident. ${mechanismSentence(timeline)}`,
-    `Verified impact: ${impactSentences(timeline)}`,
+    `Verified impact: ${impactSentences(timeline, brief)}`,
   ].join('\n');
 
   const gap = timeline.clock?.offsetMs ?? 0;
   const clock = timeline.clock
     ? `Times are on the lock service's clock from the first event; Temporal's are moved ${Math.abs(gap)} ms ${gap >= 0 ? 'earlier' : 'later'}, the median gap between the service's time of an answer and Temporal's record of it (${plural(timeline.clock.samples, 'answer')}).`
     : "Times are on the lock service's clock from the first event.";
-  const lines = steps.map((s, i) => `${i + 1}. ${formatOffset(s.offsetMs)} ${s.text}`);
+  const lines = timelineLines.map((s, i) => `${i + 1}. ${formatOffset(s.offsetMs)} ${s.text}`);
   if (omitted > 0) lines.push(`(${plural(omitted, 'routine step')} left out for length.)`);
   const analysis = [
     `${threads || 'No session took the lock'}. ${clock}`,
@@ -225,9 +256,18 @@ function compose(facts: BriefingFacts, steps: Timeline['steps'], omitted: number
     t
       ? `Tests: ${t.passed} of ${t.total} passed, ${t.failed} failed, ${t.skipped} skipped.`
       : 'No test report was supplied: the patch is unverified until one is.',
-    ...evidence.figures.map((f) => `- ${f}`),
+    ...(brief && evidence.figures.length > 3
+      ? [
+          ...evidence.figures.slice(0, 3).map((f) => `- ${f}`),
+          `- (${plural(evidence.figures.length - 3, 'more figure')} in the evidence given)`,
+        ]
+      : evidence.figures.map((f) => `- ${f}`)),
+    latencyThroughputVerdict(evidence),
     'Regression assertions:',
-    ...regressionAssertions(timeline).map((a) => `- ${a}`),
+    // Brief: the unit and integration assertions; the fuzz one gives way for length.
+    ...regressionAssertions(timeline)
+      .slice(0, brief ? 2 : undefined)
+      .map((a) => `- ${a}`),
   ].join('\n');
 
   const rollback = rollbackCommand(gates);
@@ -237,13 +277,12 @@ function compose(facts: BriefingFacts, steps: Timeline['steps'], omitted: number
     rollback
       ? `- Automated rollback: the abort alert runs \`${rollback}\`; sessions already running finish on the version that started them.`
       : '- Rollback: no target was given (--gates rollback); name the deployment and the previous build before the canary starts.',
-    'The patch keeps per-key locks and parked waiters; it adds no blocking step and no lock wider than one key.',
     `Decision needed: approve the ${gates.canaryPercent[0]}% canary step, or reply with what must change first.`,
     '',
     `Regards,\n${facts.firm}${facts.owner ? ` (owner: ${facts.owner})` : ''}`,
   ].join('\n');
 
-  return {
+  const briefing = {
     subject: briefingSubject(facts),
     sections: [
       { title: 'Executive Context', body: exec },
@@ -252,6 +291,7 @@ function compose(facts: BriefingFacts, steps: Timeline['steps'], omitted: number
       { title: 'Deployment Checklist & Guardrails', body: checklist },
     ],
   };
+  return { briefing, lines: timelineLines };
 }
 
 function formatOffset(ms: number): string {

@@ -12,6 +12,7 @@ import {
 } from './briefing';
 import { patchSentence } from './patchDescription';
 import { abortCriteria, rollbackCommand } from './releaseGates';
+import { latencyThroughputVerdict } from './patchEvidence';
 
 /** The name of the tool the model must call with its draft. */
 export const BRIEFING_TOOL_NAME = 'submit_briefing';
@@ -48,7 +49,7 @@ export interface DraftRequest {
 
 const SYSTEM = `You are a senior DevSecOps advisory architect specializing in transactional consistency and concurrency debugging. You draft a post-mortem briefing email about a concurrency incident on a distributed lock, for the client's engineering lead named in the facts, signed by the advisory firm named there. Write only from the facts given; do not invent events, numbers or names.
 
-Call the ${BRIEFING_TOOL_NAME} tool exactly once with: subject (the system name, the severity and the patch's readiness), executive_context (greet the engineering lead by name, then the problem and its verified impact: what exists, what was refused, what was lost), concurrency_anomaly_analysis (the timeline step by step, naming Thread A, Thread B and any other thread exactly so, on the one clock the facts use, then the shared state and the non-atomic step), patch_validation_evidence (what the patch is, the tests and figures as given, the regression assertions), deployment_checklist (the canary steps and soak, every abort criterion with its number, metric and window, each on its own line starting "Abort", the rollback command, the decision asked of the reader, then a sign-off from the firm).
+Call the ${BRIEFING_TOOL_NAME} tool exactly once with: subject (the system name, the severity and the patch's readiness), executive_context (greet the engineering lead by name, then the problem and its verified impact: what exists, what was refused, what was lost), concurrency_anomaly_analysis (a sentence naming the clock the times are on, then the timeline step by step, each step on its own line starting "- T+<seconds> s" and naming its thread (Thread A, Thread B or another exactly so), then the shared state and the non-atomic step), patch_validation_evidence (what the patch is, the tests and figures as given, the latency and throughput verdict quoted word for word as the facts give it, the regression assertions), deployment_checklist (the canary steps and soak, every abort criterion with its number, metric and window, each on its own line starting "Abort", the rollback command, the decision asked of the reader, then a sign-off from the firm).
 
 Rules: at most ${MAX_BRIEFING_WORDS} words in all. Never recommend a global lock, a wider lock or a blocking operation. Speak of taking, keeping and letting go of the lock; do not copy identifiers that are masked in the facts.`;
 
@@ -63,10 +64,11 @@ export function draftRequest(facts: BriefingFacts): DraftRequest {
     anatomySentence(timeline),
     `Threads: ${timeline.threads.map((t) => `${t.label} is ${t.session}`).join('; ') || 'none'}.`,
     "Timeline (offsets from the first event, on the lock service's clock):",
-    ...timeline.steps.map((s) => `- +${(s.offsetMs / 1000).toFixed(3)} s ${s.text}`),
+    ...timeline.steps.map((s) => `- T+${(s.offsetMs / 1000).toFixed(3)} s ${s.text}`),
     patchSentence(facts.patch),
     `Evidence: ${evidence.tests ? `${evidence.tests.total} tests, ${evidence.tests.passed} passed, ${evidence.tests.failed} failed` : 'no test report'}.`,
     ...evidence.figures.map((f) => `- ${f}`),
+    `Quote word for word: ${latencyThroughputVerdict(evidence)}`,
     'Regression assertions:',
     ...regressionAssertions(timeline).map((a) => `- ${a}`),
     `Canary steps: ${gates.canaryPercent.join('%, ')}%, ${gates.soakMinutes} minutes each.`,

@@ -29,6 +29,19 @@ export interface PatchEvidence {
   tests: TestCounts | null;
   /** Figure lines; a figure reported under two labels reads "name: before X → after Y". At most eight. */
   figures: string[];
+  /**
+   * The figures given under both a `before` and an `after` label whose values are numbers in the same
+   * unit: what the latency and throughput verdict is computed from. Absent from older facts.
+   */
+  comparisons?: FigureComparison[];
+}
+
+/** One figure before and after the patch, as numbers in one unit. */
+export interface FigureComparison {
+  name: string;
+  before: number;
+  after: number;
+  unit: string;
 }
 
 const jestReportSchema = z.looseObject({
@@ -103,6 +116,7 @@ export function combineEvidence(sources: EvidenceSource[]): PatchEvidence {
     source: sources.map((s) => (s.label ? `${s.label}: ${s.kind}` : s.kind)).join(', '),
     tests,
     figures,
+    comparisons: comparisonsOf(byName),
   };
 }
 
@@ -123,4 +137,52 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+// A figure's value as a number and its unit ("12.5 ms", "840 acquisitions/s", "3.1 %"), or null.
+function measured(value: string): { n: number; unit: string } | null {
+  const m = /^\s*(-?\d+(?:\.\d+)?)\s*([^\s(]*)/.exec(value);
+  return m ? { n: Number(m[1]), unit: m[2] ?? '' } : null;
+}
+
+// The figures given both before and after the patch, in one unit.
+function comparisonsOf(byName: Map<string, { label: string | null; value: string }[]>): FigureComparison[] {
+  const out: FigureComparison[] = [];
+  for (const [name, values] of byName) {
+    const before = measured(values.find((v) => v.label === 'before')?.value ?? '');
+    const after = measured(values.find((v) => v.label === 'after')?.value ?? '');
+    if (before && after && before.unit === after.unit)
+      out.push({ name, before: before.n, after: after.n, unit: before.unit });
+  }
+  return out;
+}
+
+/** Whether a figure measures latency (lower is better), throughput (higher is better), or neither. */
+function dimensionOf(c: FigureComparison): 'latency' | 'throughput' | null {
+  if (/\/(s|sec|second|min)$/i.test(c.unit) || /throughput|per second|rate|ops/i.test(c.name)) return 'throughput';
+  if (/^(ms|s|µs|us|ns)$/i.test(c.unit) || /latency|wait|p\d\d|duration|hand-?off/i.test(c.name)) return 'latency';
+  return null;
+}
+
+/**
+ * The patch's latency and throughput verdict, computed from the before/after figures given as
+ * evidence (seed 004's self-review): each figure's change and whether it is better, then the whole;
+ * or a sentence saying that no such figures were given. Deterministic, so the validator can
+ * recompute it and a model's draft must quote it.
+ */
+export function latencyThroughputVerdict(evidence: PatchEvidence): string {
+  const rows = (evidence.comparisons ?? []).flatMap((c) => {
+    const dimension = dimensionOf(c);
+    if (!dimension || c.before === 0) return [];
+    const change = ((c.after - c.before) / Math.abs(c.before)) * 100;
+    const better = dimension === 'latency' ? change < 0 : change > 0;
+    const verdict = Math.abs(change) < 1 ? 'unchanged' : better ? 'better' : 'worse';
+    const unit = c.unit ? ` ${c.unit}` : '';
+    return [{ verdict, text: `${c.name} ${c.before}${unit} → ${c.after}${unit} (${change >= 0 ? '+' : ''}${change.toFixed(1)}%, ${verdict})` }];
+  });
+  if (!rows.length)
+    return 'Latency and throughput verdict: not measured; no before/after latency or throughput figures were given (--evidence before=... after=...).';
+  const kinds = new Set(rows.map((r) => r.verdict));
+  const overall = kinds.size === 1 ? [...kinds][0]! : kinds.has('worse') && kinds.has('better') ? 'mixed' : kinds.has('worse') ? 'worse' : 'better';
+  return `Latency and throughput verdict: ${overall}, from ${rows.length} before/after figure(s): ${rows.map((r) => r.text).join('; ')}.`;
 }

@@ -56,7 +56,13 @@ export const releaseGatesSchema = z.strictObject({
         .regex(/^[\w.\-+]+$/, 'must be a build id'),
     })
     .optional(),
-});
+})
+  // Required of new gates (every abort criterion needs a target to roll back to: seed 004's
+  // self-review); optional in the type, for the facts older runs recorded.
+  .refine((gates) => gates.rollback !== undefined, {
+    path: ['rollback'],
+    message: 'must name the rollback target: { deployment, previousBuildId }',
+  });
 export type ReleaseGates = z.infer<typeof releaseGatesSchema>;
 
 /**

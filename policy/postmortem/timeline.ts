@@ -18,7 +18,7 @@ export interface Thread {
 }
 
 /** One step of the timeline, in order. */
-interface TimelineStep {
+export interface TimelineStep {
   kind: IncidentEventKind;
   thread: string;
   at: number;
@@ -26,6 +26,8 @@ interface TimelineStep {
   /** Milliseconds after the first step. */
   offsetMs: number;
   text: string;
+  /** A session that ended having lost its hold: a loss, which a briefing always keeps. */
+  lost?: true;
 }
 
 /** What the fenced writes left on one resource: the writes accepted and those refused, by thread. */
@@ -226,6 +228,7 @@ function describeSteps(events: IncidentEvent[], labelOf: Map<string, string>, t0
       clock: event.clock,
       offsetMs: event.at - t0,
       text: describe(event, thread, t0, 1),
+      ...(event.kind === 'ended' && event.status === 'lease-lost' ? { lost: true as const } : {}),
     };
     steps.push(step);
     run = { step, count: 1, event };

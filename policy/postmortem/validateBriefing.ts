@@ -5,6 +5,7 @@ import { leaseVocabulary } from '../textSafety/leaseVocabulary';
 import { redact } from '../textSafety/redaction';
 import { BRIEFING_SECTIONS, type Briefing, briefingWords, MAX_BRIEFING_WORDS } from './briefing';
 import type { Timeline } from './timeline';
+import { latencyThroughputVerdict, type PatchEvidence } from './patchEvidence';
 
 /** The rules a briefing must pass, by name; a model's draft that breaks one falls back to the template. */
 export const BRIEFING_RULES = [
@@ -16,6 +17,7 @@ export const BRIEFING_RULES = [
   'no-secrets',
   'lease-vocabulary',
   'draft-gate',
+  'self-review',
 ] as const;
 type BriefingRule = (typeof BRIEFING_RULES)[number];
 
@@ -38,7 +40,7 @@ const GLOBAL_LOCK_ADVICE =
 export function validateBriefing(
   briefing: Briefing,
   timeline: Timeline,
-  options: { modelDrafted: boolean },
+  options: { modelDrafted: boolean; evidence?: PatchEvidence },
 ): BriefingProblem[] {
   const problems: BriefingProblem[] = [];
   const titles = briefing.sections.map((s) => s.title);
@@ -90,5 +92,54 @@ export function validateBriefing(
     const verdict = admitDraft({ task: 'draft_briefing', text: all });
     if (!verdict.admitted) problems.push({ rule: 'draft-gate', problem: verdict.reason });
   }
+  for (const problem of selfReview(briefing, options.evidence, timeline.steps.length > 0))
+    problems.push({ rule: 'self-review', problem });
+  return problems;
+}
+
+/**
+ * Seed 004's three self-review questions, answered from the briefing's own content: every timeline
+ * step has a time on one clock and a thread; every abort criterion has a metric, a threshold and a
+ * window, and there is a target to roll back to; the latency and throughput verdict is the one the
+ * evidence's before/after figures give (or says none were given). Returns what cannot be answered.
+ */
+export function selfReview(briefing: Briefing, evidence?: PatchEvidence, hasSteps = true): string[] {
+  const body = (title: string) => briefing.sections.find((s) => s.title === title)?.body ?? '';
+  const problems: string[] = [];
+
+  const analysis = body('Concurrency Anomaly Analysis');
+  if (!/\bclock\b/i.test(analysis)) problems.push('the analysis does not say which clock its times are on');
+  const steps = analysis.split('\n').filter((line) => /^\s*(\d+\.|-)\s/.test(line) || /\bT\+/.test(line));
+  if (hasSteps && !steps.length) problems.push('the analysis has no timeline steps');
+  for (const [i, step] of steps.entries()) {
+    const missing = [
+      /\bT\+\d+(\.\d+)?\s?s\b/.test(step) ? null : 'a time (T+seconds)',
+      /\bThread [A-Z0-9]+\b/.test(step) ? null : 'a thread',
+    ].filter(Boolean);
+    if (missing.length) problems.push(`timeline step ${i + 1} has no ${missing.join(' and no ')}`);
+  }
+
+  const checklist = body('Deployment Checklist & Guardrails');
+  // An abort criterion is a line that starts with "Abort" (the template's, and what a draft is asked for).
+  const criteria = checklist.split('\n').filter((line) => /^\s*(-\s*)?abort\b/i.test(line));
+  for (const [i, line] of criteria.entries()) {
+    const missing = [
+      /lockwarden_[a-z_]+|fenced write log/.test(line) ? null : 'a metric',
+      /\d/.test(line) ? null : 'a threshold',
+      /\bover (its )?\d+[- ]?min/.test(line) ? null : 'a window',
+    ].filter(Boolean);
+    if (missing.length) problems.push(`abort criterion ${i + 1} has no ${missing.join(', no ')}`);
+  }
+  if (!/set-current-version\b[^\n]*--build-id \S+/.test(checklist))
+    problems.push('the checklist names no rollback target (a deployment and the build before the patch)');
+
+  const verdict = evidence ? latencyThroughputVerdict(evidence) : null;
+  const evidenceText = body('Patch Validation Evidence');
+  if (verdict ? !evidenceText.includes(verdict) : !/Latency and throughput verdict: /.test(evidenceText))
+    problems.push(
+      verdict
+        ? `the evidence does not give the latency and throughput verdict its figures compute ("${verdict.slice(0, 60)}...")`
+        : 'the evidence gives no latency and throughput verdict',
+    );
   return problems;
 }

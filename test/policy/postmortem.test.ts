@@ -7,6 +7,7 @@ import type { IncidentEvent } from '../../policy/postmortem/incidentEvents';
 import { type BriefingFacts, briefingWords, renderBriefing } from '../../policy/postmortem/briefing';
 import {
   combineEvidence,
+  latencyThroughputVerdict,
   NO_EVIDENCE,
   readEvidence,
   summariseEvidence,
@@ -177,6 +178,53 @@ describe('post-mortem briefing: template and validator', () => {
     expect(rulesBroken(briefing)).toContain(rule);
   });
 
+  // Seed 004's self-review, answered from the briefing's own content (selfReview).
+  const analysis = good.sections[1]!.body;
+  const checklist = good.sections[3]!.body;
+  it.each([
+    ['a step without a time', analysis.replace(/T\+0\.000 s /, ''), 'Concurrency Anomaly Analysis', 'timeline step 1 has no a time'],
+    ['a step without a thread', analysis.replace('1. T+0.000 s Thread A', '1. T+0.000 s the first session'), 'Concurrency Anomaly Analysis', 'timeline step 1 has no a thread'],
+    ['no clock named', analysis.replace(/Times are on[^.]*\./, ''), 'Concurrency Anomaly Analysis', 'which clock'],
+    ['an abort without a window', checklist.replace(/ over 10 min/, ''), 'Deployment Checklist & Guardrails', 'has no a window'],
+    ['an abort without a metric', checklist.replace(/ \(lockwarden_acquisition_wait_seconds\)/, ''), 'Deployment Checklist & Guardrails', 'has no a metric'],
+    ['no rollback target', checklist.replace(/set-current-version/, 'roll back'), 'Deployment Checklist & Guardrails', 'no rollback target'],
+    ['a verdict as a fixed sentence', good.sections[2]!.body.replace(/Latency and throughput verdict: [^\n]*/, 'The patch adds no latency.'), 'Patch Validation Evidence', 'latency and throughput verdict'],
+  ])('fails self-review on %s', (_what, body, title, problem) => {
+    const broken = withSection(title, body);
+    const found = validateBriefing(broken, base.timeline, { modelDrafted: false, evidence: base.evidence });
+    expect(found).toContainEqual({ rule: 'self-review', problem: expect.stringContaining(problem) });
+  });
+
+  it('computes the latency and throughput verdict from before/after figures, and checks the briefing gives that one', () => {
+    const report = (p99: string, rate: string) =>
+      JSON.stringify(
+        evidenceReport('contention-bench', 'contention', [
+          { name: 'hand-off p99', value: p99 },
+          { name: 'acquisitions', value: rate },
+        ]),
+      );
+    const evidence = combineEvidence([
+      readEvidence(report('120 ms', '800 acquisitions/s'), 'before'),
+      readEvidence(report('90 ms', '840 acquisitions/s'), 'after'),
+    ]);
+    const verdict = latencyThroughputVerdict(evidence);
+    expect(verdict).toBe(
+      'Latency and throughput verdict: better, from 2 before/after figure(s): hand-off p99 120 ms → 90 ms (-25.0%, better); acquisitions 800 acquisitions/s → 840 acquisitions/s (+5.0%, better).',
+    );
+    expect(latencyThroughputVerdict(NO_EVIDENCE)).toMatch(/^Latency and throughput verdict: not measured; no before\/after/);
+    const briefed = { ...base, evidence };
+    const briefing = renderBriefing(briefed);
+    expect(validateBriefing(briefing, briefed.timeline, { modelDrafted: false, evidence })).toEqual([]);
+    // The same briefing read against other figures gives the wrong verdict: refused.
+    const worse = combineEvidence([
+      readEvidence(report('90 ms', '840 acquisitions/s'), 'before'),
+      readEvidence(report('120 ms', '800 acquisitions/s'), 'after'),
+    ]);
+    expect(validateBriefing(briefing, briefed.timeline, { modelDrafted: false, evidence: worse })).toContainEqual(
+      expect.objectContaining({ rule: 'self-review' }),
+    );
+  });
+
   it('refuses a token or a credential in a model draft, and not in the template', () => {
     expect(rulesBroken(good, false)).toEqual([]);
     const leaky = withSection(
@@ -199,6 +247,7 @@ describe('post-mortem inputs', () => {
       source: 'jest-report',
       tests: { total: 12, passed: 11, failed: 1, skipped: 0 },
       figures: [],
+      comparisons: [],
     });
     const bench = JSON.stringify(
       evidenceReport(
@@ -212,6 +261,7 @@ describe('post-mortem inputs', () => {
       source: 'contention-bench',
       tests: { total: 271, passed: 271, failed: 0, skipped: 0 },
       figures: ['P1 uncontended take and let go, p50: 50.7 ms (floor 49.5 ms, 1.02×)'],
+      comparisons: [],
     });
     expect(() => summariseEvidence('{"hello": 1}')).toThrow('must be a jest report');
     expect(() => summariseEvidence(JSON.stringify({ ...JSON.parse(bench), kind: 'novel' }))).toThrow(/kind/);
@@ -268,16 +318,21 @@ describe('post-mortem inputs', () => {
   });
 
   it('refuses gates without a number to abort on, or a canary that does not rise to 100', () => {
+    const rollback = { deployment: 'lockwarden', previousBuildId: '0.1.0' };
     const problems = (input: unknown) =>
       releaseGatesSchema.safeParse(input).error?.issues.map((i) => i.message);
-    expect(problems({ canaryPercent: [1, 100], soakMinutes: 10, abort: {} })).toEqual([
+    expect(problems({ canaryPercent: [1, 100], soakMinutes: 10, abort: {}, rollback })).toEqual([
       'must set at least one threshold',
     ]);
-    expect(problems({ canaryPercent: [10, 5, 100], soakMinutes: 10, abort: { p99WaitMs: 1 } })).toEqual([
+    expect(problems({ canaryPercent: [10, 5, 100], soakMinutes: 10, abort: { p99WaitMs: 1 }, rollback })).toEqual([
       'must rise step by step',
     ]);
-    expect(problems({ canaryPercent: [10, 50], soakMinutes: 10, abort: { p99WaitMs: 1 } })).toEqual([
+    expect(problems({ canaryPercent: [10, 50], soakMinutes: 10, abort: { p99WaitMs: 1 }, rollback })).toEqual([
       'must end at 100',
+    ]);
+    // Every abort needs a target to roll back to (seed 004's self-review).
+    expect(problems({ canaryPercent: [10, 100], soakMinutes: 10, abort: { p99WaitMs: 1 } })).toEqual([
+      'must name the rollback target: { deployment, previousBuildId }',
     ]);
   });
 });

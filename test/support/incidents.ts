@@ -10,6 +10,7 @@ export const GATES = releaseGatesSchema.parse({
   canaryPercent: [1, 10, 50, 100],
   soakMinutes: 30,
   abort: { leaseLostRate: 0.001, staleWriteRefusalsPerHour: 0, p99WaitMs: 2_000 },
+  rollback: { deployment: 'lockwarden', previousBuildId: '0.1.0' },
 });
 
 /** The billing-export incident as events: A paused past its lease, B took the next token. */

@@ -36,6 +36,7 @@ import {
   holdEndsByItself,
   leaseLost,
   modelAbandons,
+  modelFlagsDeadlock,
   modelByWaitSpan,
   modelClampedThenEscalate,
   modelOverruledByBudget,
@@ -284,6 +285,16 @@ describe('acquisition sessions on the dev server', () => {
     });
     expect(seen.outcome).toMatchObject({ status: 'abandoned', attempts: 1 });
     expect(seen.queueAfter).toEqual([]);
+  });
+
+  it("checks a model's deadlock flag on the service's graph; unconfirmed, escalates with its place kept", async () => {
+    const seen = await run(modelFlagsDeadlock);
+    expect(seen.escalated.decisions[0]).toMatchObject({ provider: 'anthropic', appliedAs: 'deadlock-check' });
+    expect(seen.escalated.escalation?.reason).toMatch(
+      /^the decision flagged a deadlock \(replica-a may be waiting on replica-b in turn\.\); the lock service's wait-for graph shows no cycle/,
+    );
+    expect(seen.queueWhileEscalated).toEqual(['replica-b']);
+    expect(seen.outcome).toMatchObject({ status: 'abandoned' });
   });
 
   it('asks the larger model, with the wait-for edges, for a wait spanning keys; the small one for a wait on one key', async () => {

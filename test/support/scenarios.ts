@@ -475,6 +475,37 @@ export const modelAbandons = {
 } satisfies Scenario;
 
 /**
+ * The model flags a deadlock the lock service's graph does not show: the session checks the graph at
+ * once and, finding no cycle, escalates (its place kept) with a reason naming the suspicion; the
+ * operator abandons it.
+ */
+export const modelFlagsDeadlock = {
+  name: 'session-model-flags-deadlock',
+  histories: ['session-model-flags-deadlock'],
+  model: [
+    modelDecision({
+      deadlock_detected: true,
+      explanation: 'replica-a may be waiting on replica-b in turn.',
+    }),
+  ],
+  async run({ client, taskQueue, locks, tag }: ScenarioContext) {
+    const key = `flagged-${tag}`;
+    await holdOutside(locks, key, 'replica-a');
+    const session = await startAcquisition(client, { key, requester: 'replica-b' }, { taskQueue });
+    await waitFor('escalated', async () => (await stateOf(client, session.workflowId)).phase === 'escalated');
+    const escalated = await stateOf(client, session.workflowId);
+    const queueWhileEscalated = (await locks.inspect(key)).waiters;
+    await resolve(client, session.workflowId, { action: 'abandon', operator: 'ops', reason: 'no cycle' });
+    return {
+      histories: { 'session-model-flags-deadlock': session.workflowId },
+      escalated,
+      queueWhileEscalated,
+      outcome: await session.result(),
+    };
+  },
+} satisfies Scenario;
+
+/**
  * Two waits, one model configuration: a wait whose owner's wait-for edges span two keys (it holds one
  * key that another waits for, and waits for a second) asks the larger model with the edges in the
  * prompt; a wait on one key, with no owner, asks the small one with none.
@@ -838,6 +869,7 @@ export const SCENARIOS: Scenario[] = [
   wokenDuringDecision,
   modelClampedThenEscalate,
   modelAbandons,
+  modelFlagsDeadlock,
   modelByWaitSpan,
   modelOverruledByBudget,
   constraintsEnforced,

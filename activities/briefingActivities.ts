@@ -10,7 +10,12 @@ export type DraftAnswer =
   | { kind: 'draft'; draft: BriefingDraft; model: string }
   | {
       kind: 'none';
-      cause: 'no-model-configured' | 'gate-refused' | 'invalid-draft' | 'model-request-rejected' | 'model-switched-off';
+      cause:
+        | 'no-model-configured'
+        | 'gate-refused'
+        | 'invalid-draft'
+        | 'model-request-rejected'
+        | 'model-switched-off';
       detail: string;
     };
 

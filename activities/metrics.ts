@@ -117,7 +117,7 @@ export function createMetrics({ registry = new Registry(), keyLabels = false }: 
     }),
     modelSwitchedOff: new Gauge({
       name: 'lockwarden_model_switched_off',
-      help: "1 while an operator has the model off for the namespace (lockctl model off), as this worker last read it",
+      help: '1 while an operator has the model off for the namespace (lockctl model off), as this worker last read it',
       registers: [registry],
     }),
     labSingleProcess: new Gauge({

@@ -18,7 +18,11 @@ export interface ModelSwitchReader {
  */
 export function temporalModelSwitch(
   client: Client,
-  { log, metrics, everyMs = MODEL_SWITCH_READ_EVERY_MS }: { log?: Logger; metrics?: Metrics; everyMs?: number } = {},
+  {
+    log,
+    metrics,
+    everyMs = MODEL_SWITCH_READ_EVERY_MS,
+  }: { log?: Logger; metrics?: Metrics; everyMs?: number } = {},
 ): ModelSwitchReader {
   let last: ModelSwitchState = { model: 'on' };
   let readAt = Number.NEGATIVE_INFINITY;

@@ -352,7 +352,9 @@ program
       if (action === 'status') return modelSwitchStatus(client);
       if (action === 'off') return switchModelOff(client, change, global.taskQueue);
       if (action === 'on') return switchModelOn(client, change);
-      throw new InvalidLockRequestError('lockctl model', [`action: is ${JSON.stringify(action)}; use off, on or status`]);
+      throw new InvalidLockRequestError('lockctl model', [
+        `action: is ${JSON.stringify(action)}; use off, on or status`,
+      ]);
     }),
   );
 

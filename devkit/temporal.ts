@@ -103,7 +103,10 @@ export async function withWorker<T>(
     namespace: env.namespace ?? 'default',
     taskQueue,
     deps: {
-      modelSwitch: temporalModelSwitch(env.client, { log: deps.log, ...(deps.metrics ? { metrics: deps.metrics } : {}) }),
+      modelSwitch: temporalModelSwitch(env.client, {
+        log: deps.log,
+        ...(deps.metrics ? { metrics: deps.metrics } : {}),
+      }),
       ...deps,
       waker: createSessionWaker(env.client, deps.log),
     },

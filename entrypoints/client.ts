@@ -80,3 +80,5 @@ export type {
   RecordedDecision,
 } from '../policy/sessionModel/sessionTypes';
 export type { ReleaseNotice } from '../temporal/messages';
+export { modelSwitchStatus, switchModelOff, switchModelOn } from '../client/modelSwitch';
+export type { ModelSwitchChange, ModelSwitchState } from '../policy/decisions/modelSwitch';

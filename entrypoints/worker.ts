@@ -21,9 +21,15 @@ export { createAnthropicDrafter } from '../activities/anthropicDrafter';
 export { createActivities, type ActivityDeps } from '../activities';
 export { type EscalationStore, FileEscalationStore } from '../activities/escalationStore';
 export { createMetrics, type Metrics } from '../activities/metrics';
+export { MODEL_ALWAYS_ON, type ModelSwitchReader, temporalModelSwitch } from '../activities/modelSwitch';
 export type { OnCallConfig } from '../activities/oncallActivities';
 export { DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS } from '../policy/constants';
-export { isMissingDriver, MissingDriverError } from '../policy/errors';
+export {
+  isLockServiceCredentialsRefused,
+  isMissingDriver,
+  LockServiceCredentialsRefusedError,
+  MissingDriverError,
+} from '../policy/errors';
 
 // The types the exports above name in their signatures: for implementing a decider, a drafter, an
 // escalation store or a lock service of your own, and for reading what the activities answer.

@@ -84,7 +84,10 @@ describe('the test plan of the fencing boundary', () => {
   it('3. a draft that says to renew the lease is denied', () => {
     expect(
       admitDraft({ task: 'draft_briefing', text: 'Next step: renew the lease for the export job.' }),
-    ).toEqual({ admitted: false, reason: 'a draft may not speak of lease actions (rule lease-vocabulary, at word 3)' });
+    ).toEqual({
+      admitted: false,
+      reason: 'a draft may not speak of lease actions (rule lease-vocabulary, at word 3)',
+    });
   });
 
   it('4. a redacted timeout summary is allowed', () => {

@@ -145,7 +145,11 @@ describe('the harness rules of seed 000', () => {
       expect(first!.appliedMs).toBeLessThanOrEqual(1_200);
       // The holder's lease has most of its 30 s left: the model's shorter delay ends the park.
       const [parked] = (await stateOf(fixture.env.client, parks.workflowId)).decisions;
-      expect(parked).toMatchObject({ provider: 'anthropic', retryAfterMs: 1_000, appliedAs: 'park-for-delay' });
+      expect(parked).toMatchObject({
+        provider: 'anthropic',
+        retryAfterMs: 1_000,
+        appliedAs: 'park-for-delay',
+      });
       expect(parked!.appliedMs).toBeGreaterThanOrEqual(800);
       expect(parked!.appliedMs).toBeLessThanOrEqual(1_200);
       await release(fixture.env.client, held.lease);
@@ -172,13 +176,20 @@ describe('the harness rules of seed 000', () => {
     model.answer({ kind: 'tool', input: { ...VALID_DECISION, retry_after_ms: 20_000 } });
     const decider = createAnthropicDecider({ ...FAKE_MODEL, baseURL: model.baseURL });
     await withWorker(fixture.env, { locks: fixture.locks, log, decider }, async (taskQueue) => {
-      const held = await acquire(fixture.env.client, { key, requester: 'holder', ttlMs: 5_000 }, { taskQueue });
+      const held = await acquire(
+        fixture.env.client,
+        { key, requester: 'holder', ttlMs: 5_000 },
+        { taskQueue },
+      );
       const parks = await startAcquisition(
         fixture.env.client,
         { key, requester: 'parks', budget: { maxBackoffMs: 30_000 } },
         { taskQueue },
       );
-      await waitFor('decided', async () => (await stateOf(fixture.env.client, parks.workflowId)).decisions.length > 0);
+      await waitFor(
+        'decided',
+        async () => (await stateOf(fixture.env.client, parks.workflowId)).decisions.length > 0,
+      );
       const [parked] = (await stateOf(fixture.env.client, parks.workflowId)).decisions;
       expect(parked).toMatchObject({ provider: 'anthropic', retryAfterMs: 20_000, appliedAs: 'park' });
       expect(parked!.appliedMs).toBeGreaterThan(30_000);
@@ -188,7 +199,7 @@ describe('the harness rules of seed 000', () => {
     });
   });
 
-  it("redacts and neutralises what a model says before the state, the UI, the store or a log line sees it", async () => {
+  it('redacts and neutralises what a model says before the state, the UI, the store or a log line sees it', async () => {
     const key = unique('said');
     const escalating = {
       ...VALID_DECISION,
@@ -199,7 +210,11 @@ describe('the harness rules of seed 000', () => {
       explanation: 'The acme-corp job has not moved.',
     };
     model.answer({ kind: 'tool', input: escalating });
-    const decider = createAnthropicDecider({ ...FAKE_MODEL, baseURL: model.baseURL, sensitiveTenants: ['acme-corp'] });
+    const decider = createAnthropicDecider({
+      ...FAKE_MODEL,
+      baseURL: model.baseURL,
+      sensitiveTenants: ['acme-corp'],
+    });
     await withWorker(
       fixture.env,
       { locks: fixture.locks, log, decider, escalations: fixture.escalations },
@@ -213,11 +228,17 @@ describe('the harness rules of seed 000', () => {
         await waitFor('escalated', phaseIs(waiter.workflowId, 'escalated'));
         const inert = '[tenant] payroll is stuck: \\[open\\](javascript:x) \\<img src=x\\>';
         expect((await stateOf(fixture.env.client, waiter.workflowId)).escalation?.reason).toBe(inert);
-        expect(await fixture.escalations.recordsOf(key)).toEqual([expect.objectContaining({ reason: inert })]);
+        expect(await fixture.escalations.recordsOf(key)).toEqual([
+          expect.objectContaining({ reason: inert }),
+        ]);
         const details = await fixture.env.client.workflow.getHandle(waiter.workflowId).describe();
         expect(JSON.stringify(details.raw)).not.toContain('acme-corp');
         expect(JSON.stringify(lines)).not.toContain('acme-corp');
-        await resolve(fixture.env.client, waiter.workflowId, { action: 'abandon', operator: 'ops', reason: 'test' });
+        await resolve(fixture.env.client, waiter.workflowId, {
+          action: 'abandon',
+          operator: 'ops',
+          reason: 'test',
+        });
         await waiter.result();
         await release(fixture.env.client, held.lease);
       },

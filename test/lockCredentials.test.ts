@@ -45,8 +45,12 @@ describe('refused credentials and permissions', () => {
       name: 'LockServiceCredentialsRefused',
       message: expect.stringMatching(/refused the worker's credentials.*WRONGPASS/),
     });
-    await expect(wrongPassword).rejects.not.toMatchObject({ message: expect.stringContaining('not-the-password') });
-    await expect(openLockService(SERVER_URLS.postgres.replace('lockwarden@', 'nobody@'))).rejects.toMatchObject({
+    await expect(wrongPassword).rejects.not.toMatchObject({
+      message: expect.stringContaining('not-the-password'),
+    });
+    await expect(
+      openLockService(SERVER_URLS.postgres.replace('lockwarden@', 'nobody@')),
+    ).rejects.toMatchObject({
       name: 'LockServiceCredentialsRefused',
       message: expect.stringContaining('28000: role "nobody" does not exist'),
     });
@@ -66,7 +70,9 @@ describe('refused credentials and permissions', () => {
     });
     await expect(started).rejects.toMatchObject({
       code: 1,
-      stderr: expect.stringContaining("the lock service refused the worker's credentials or permissions: WRONGPASS"),
+      stderr: expect.stringContaining(
+        "the lock service refused the worker's credentials or permissions: WRONGPASS",
+      ),
     });
   });
 
@@ -78,15 +84,26 @@ describe('refused credentials and permissions', () => {
       // The ACL is taken away from the connected worker: its next command is NOPERM.
       await admin.sendCommand(['ACL', 'SETUSER', user, '-@all']);
       await withWorker(env, { locks, log, decider }, async (taskQueue) => {
-        const session = await startAcquisition(env.client, { key: unique('acl'), requester: 'job' }, { taskQueue });
-        await waitFor('escalated', async () => (await stateOf(env.client, session.workflowId)).phase === 'escalated');
+        const session = await startAcquisition(
+          env.client,
+          { key: unique('acl'), requester: 'job' },
+          { taskQueue },
+        );
+        await waitFor(
+          'escalated',
+          async () => (await stateOf(env.client, session.workflowId)).phase === 'escalated',
+        );
         const state = await stateOf(env.client, session.workflowId);
         expect(state.escalation?.reason).toMatch(
           /^lock service refused the worker's credentials or permissions \(NOPERM .+\): not contention, a human must fix the worker's credentials$/,
         );
         expect(state.decisions).toEqual([]);
         expect(model.requests).toEqual([]);
-        await resolve(env.client, session.workflowId, { action: 'abandon', operator: 'ops', reason: 'ACL fixed later' });
+        await resolve(env.client, session.workflowId, {
+          action: 'abandon',
+          operator: 'ops',
+          reason: 'ACL fixed later',
+        });
         await expect(session.result()).resolves.toMatchObject({ status: 'abandoned' });
       });
     } finally {

@@ -52,7 +52,17 @@ function createNamespace(): void {
   for (const line of wanted.split('\n').filter((l) => l && !l.startsWith('#'))) {
     const [name, type] = line.split('=') as [string, string];
     already(() =>
-      temporalCli('operator', 'search-attribute', 'create', '--namespace', NAMESPACE, '--name', name, '--type', type),
+      temporalCli(
+        'operator',
+        'search-attribute',
+        'create',
+        '--namespace',
+        NAMESPACE,
+        '--name',
+        name,
+        '--type',
+        type,
+      ),
     );
   }
 }
@@ -65,7 +75,11 @@ describe('the model kill switch', () => {
     await model.start();
     createNamespace();
     const client = new Client({ connection: fixture.env.connection, namespace: NAMESPACE });
-    env = { client, nativeConnection: fixture.env.nativeConnection, namespace: NAMESPACE } as TestWorkflowEnvironment;
+    env = {
+      client,
+      nativeConnection: fixture.env.nativeConnection,
+      namespace: NAMESPACE,
+    } as TestWorkflowEnvironment;
     // A fresh namespace takes a moment to reach every service of the server.
     await waitFor('the namespace', async () => {
       try {
@@ -115,14 +129,35 @@ describe('the model kill switch', () => {
         const last = async (): Promise<RecordedDecision | undefined> => (await decisions()).at(-1);
         await waitFor('a model decision', async () => (await last())?.provider === 'anthropic');
 
-        const off = await lockctl('model', 'off', '--operator', 'ops', '--reason', 'the model misbehaves', '--task-queue', taskQueue);
-        expect(JSON.parse(off.stdout)).toMatchObject({ model: 'off', operator: 'ops', reason: 'the model misbehaves', changed: true });
-        await waitFor('the policy decides', async () => (await last())?.fallbackCause === 'model-switched-off', 10_000);
+        const off = await lockctl(
+          'model',
+          'off',
+          '--operator',
+          'ops',
+          '--reason',
+          'the model misbehaves',
+          '--task-queue',
+          taskQueue,
+        );
+        expect(JSON.parse(off.stdout)).toMatchObject({
+          model: 'off',
+          operator: 'ops',
+          reason: 'the model misbehaves',
+          changed: true,
+        });
+        await waitFor(
+          'the policy decides',
+          async () => (await last())?.fallbackCause === 'model-switched-off',
+          10_000,
+        );
         const asked = model.requests.length;
         const before = (await decisions()).length;
-        await waitFor('three more decisions', async () => (await decisions()).length >= Math.min(10, before + 3));
+        await waitFor(
+          'three more decisions',
+          async () => (await decisions()).length >= Math.min(10, before + 3),
+        );
         expect(model.requests.length).toBe(asked);
-        expect((await last())).toMatchObject({ provider: 'policy', fallbackCause: 'model-switched-off' });
+        expect(await last()).toMatchObject({ provider: 'policy', fallbackCause: 'model-switched-off' });
         expect(await metrics.registry.getSingleMetricAsString('lockwarden_model_switched_off')).toContain(
           'lockwarden_model_switched_off 1',
         );
@@ -130,18 +165,30 @@ describe('the model kill switch', () => {
           'fallback_cause="model-switched-off"',
         );
         const state = JSON.parse((await lockctl('state', waiter.workflowId)).stdout);
-        expect(state.modelSwitch).toMatchObject({ model: 'off', operator: 'ops', reason: 'the model misbehaves' });
+        expect(state.modelSwitch).toMatchObject({
+          model: 'off',
+          operator: 'ops',
+          reason: 'the model misbehaves',
+        });
         const listed = await lockctl('list', '--key', key);
-        expect(listed.stderr).toMatch(/model decisions and drafts are off \(lockctl model off by ops since .+: the model misbehaves\); the policy decides/);
+        expect(listed.stderr).toMatch(
+          /model decisions and drafts are off \(lockctl model off by ops since .+: the model misbehaves\); the policy decides/,
+        );
         expect(JSON.parse((await lockctl('model', 'status')).stdout)).toMatchObject({ model: 'off' });
 
         const on = await lockctl('model', 'on', '--operator', 'ops', '--reason', 'fixed');
         expect(JSON.parse(on.stdout)).toEqual({ model: 'on', changed: true });
-        expect(JSON.parse((await lockctl('model', 'on', '--operator', 'ops', '--reason', 'again')).stdout)).toEqual({
+        expect(
+          JSON.parse((await lockctl('model', 'on', '--operator', 'ops', '--reason', 'again')).stdout),
+        ).toEqual({
           model: 'on',
           changed: false,
         });
-        await waitFor('the model decides again', async () => (await last())?.provider === 'anthropic', 10_000);
+        await waitFor(
+          'the model decides again',
+          async () => (await last())?.provider === 'anthropic',
+          10_000,
+        );
         expect(model.requests.length).toBeGreaterThan(asked);
         expect(await metrics.registry.getSingleMetricAsString('lockwarden_model_switched_off')).toContain(
           'lockwarden_model_switched_off 0',

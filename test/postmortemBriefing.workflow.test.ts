@@ -94,11 +94,14 @@ describe('post-mortem briefing: the model lane', () => {
     // Facts a client built by hand, their gates without a rollback target (the schema refuses those).
     const { rollback: _none, ...gates } = FACTS.gates;
     const run = withWorker(fixture.env, { locks: fixture.locks, log: silentLog }, (taskQueue) =>
-      fixture.env.client.workflow.execute<(facts: BriefingFacts) => Promise<BriefingResult>>('postmortemBriefing', {
-        taskQueue,
-        workflowId: unique('postmortem'),
-        args: [{ ...FACTS, gates }],
-      }),
+      fixture.env.client.workflow.execute<(facts: BriefingFacts) => Promise<BriefingResult>>(
+        'postmortemBriefing',
+        {
+          taskQueue,
+          workflowId: unique('postmortem'),
+          args: [{ ...FACTS, gates }],
+        },
+      ),
     );
     await expect(run).rejects.toMatchObject({
       cause: {
@@ -115,13 +118,23 @@ describe('post-mortem briefing: the model lane', () => {
           'Dana Lee, the Northwind Advisory export ran twice in the same window; the token check kept a single batch.',
       }),
     );
-    const drafter = createAnthropicDrafter({ ...FAKE_MODEL, baseURL: fake.baseURL, sensitiveTenants: ['Northwind'] });
-    const result = await withWorker(fixture.env, { locks: fixture.locks, log: silentLog, drafter }, (taskQueue) =>
-      fixture.env.client.workflow.execute<(facts: BriefingFacts) => Promise<BriefingResult>>('postmortemBriefing', {
-        taskQueue,
-        workflowId: unique('postmortem'),
-        args: [FACTS],
-      }),
+    const drafter = createAnthropicDrafter({
+      ...FAKE_MODEL,
+      baseURL: fake.baseURL,
+      sensitiveTenants: ['Northwind'],
+    });
+    const result = await withWorker(
+      fixture.env,
+      { locks: fixture.locks, log: silentLog, drafter },
+      (taskQueue) =>
+        fixture.env.client.workflow.execute<(facts: BriefingFacts) => Promise<BriefingResult>>(
+          'postmortemBriefing',
+          {
+            taskQueue,
+            workflowId: unique('postmortem'),
+            args: [FACTS],
+          },
+        ),
     );
     expect(JSON.stringify(fake.requests[0]!.body)).not.toContain('Northwind');
     expect(result.lane).toBe('model');

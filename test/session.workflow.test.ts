@@ -559,17 +559,30 @@ describe('acquisition sessions on the dev server', () => {
           { taskQueue },
         );
         await waitFor('paged', async () => received.length === 1);
-        expect(received[0]).toMatchObject({ contact: '#payments-oncall', reason: 'budget spent (max-total-wait)' });
+        expect(received[0]).toMatchObject({
+          contact: '#payments-oncall',
+          reason: 'budget spent (max-total-wait)',
+        });
         const state = await stateOf(fixture.env.client, session.workflowId);
         expect(state).toMatchObject({
           constraintsNotEnforced: ['Comply with SOX change windows'],
           escalationContact: '#payments-oncall',
         });
-        expect(await escalations.recordsOf(key)).toEqual([expect.objectContaining({ contact: '#payments-oncall' })]);
+        expect(await escalations.recordsOf(key)).toEqual([
+          expect.objectContaining({ contact: '#payments-oncall' }),
+        ]);
         expect(lines).toContainEqual(
-          expect.objectContaining({ event: 'constraints.not-enforced', key, constraints: ['Comply with SOX change windows'] }),
+          expect.objectContaining({
+            event: 'constraints.not-enforced',
+            key,
+            constraints: ['Comply with SOX change windows'],
+          }),
         );
-        await resolve(fixture.env.client, session.workflowId, { action: 'abandon', operator: 'ops', reason: 'test' });
+        await resolve(fixture.env.client, session.workflowId, {
+          action: 'abandon',
+          operator: 'ops',
+          reason: 'test',
+        });
         await session.result();
       });
     });

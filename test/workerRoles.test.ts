@@ -48,14 +48,20 @@ describe('one process never both keeps leases and holds the model key', () => {
         { key, requester: 'waiter', wakeOnRelease: false },
         { taskQueue },
       );
-      await waitFor('a decision', async () => (await stateOf(fixture.env.client, waiter.workflowId)).decisions.length > 0);
+      await waitFor(
+        'a decision',
+        async () => (await stateOf(fixture.env.client, waiter.workflowId)).decisions.length > 0,
+      );
       const [decision] = (await stateOf(fixture.env.client, waiter.workflowId)).decisions;
       expect(decision).toMatchObject({ provider: 'anthropic', labSingleProcess: true });
       expect(await metrics.registry.getSingleMetricAsString('lockwarden_lab_single_process')).toContain(
         'lockwarden_lab_single_process 1',
       );
       await release(fixture.env.client, held.lease);
-      await waitFor('waiter holding', async () => (await stateOf(fixture.env.client, waiter.workflowId)).phase === 'holding');
+      await waitFor(
+        'waiter holding',
+        async () => (await stateOf(fixture.env.client, waiter.workflowId)).phase === 'holding',
+      );
       await release(fixture.env.client, (await stateOf(fixture.env.client, waiter.workflowId)).lease!);
     });
   });

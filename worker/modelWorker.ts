@@ -32,7 +32,9 @@ export interface ModelWorkerOptions {
  */
 export function createModelWorker(options: ModelWorkerOptions): Promise<Worker> {
   const { log, metrics } = options;
-  const modelSwitch = options.client ? temporalModelSwitch(options.client, { log, metrics }) : MODEL_ALWAYS_ON;
+  const modelSwitch = options.client
+    ? temporalModelSwitch(options.client, { log, metrics })
+    : MODEL_ALWAYS_ON;
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,

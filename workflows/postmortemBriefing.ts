@@ -44,7 +44,10 @@ export async function postmortemBriefing(
   const template = typedOnBadFacts(() => renderBriefing(facts));
   // Either lane's briefing is checked before it is written: the template's too (seed 004's limits
   // hold for every briefing, not only a model's). One it cannot pass fails the run, typed and named.
-  const templateProblems = validateBriefing(template, facts.timeline, { modelDrafted: false, evidence: facts.evidence });
+  const templateProblems = validateBriefing(template, facts.timeline, {
+    modelDrafted: false,
+    evidence: facts.evidence,
+  });
   if (templateProblems.length)
     throw ApplicationFailure.nonRetryable(
       `the template's briefing fails its checks: ${templateProblems.map((p) => `${p.rule}: ${p.problem}`).join('; ')}`,
@@ -73,7 +76,10 @@ export async function postmortemBriefing(
       : fallback(answer.cause, answer.detail);
   }
   const drafted = draftToBriefing(answer.draft);
-  const problems = validateBriefing(drafted, facts.timeline, { modelDrafted: true, evidence: facts.evidence });
+  const problems = validateBriefing(drafted, facts.timeline, {
+    modelDrafted: true,
+    evidence: facts.evidence,
+  });
   if (problems.length) return fallback(problems[0]!.rule, problems.map((p) => p.problem).join('; '));
   return { briefing: drafted, lane: 'model', fallbackCause: null, fallbackDetail: null };
 }

@@ -25,8 +25,7 @@ export interface ModelSwitchChange {
 
 /** The switch as a worker or lockctl reads it. */
 export type ModelSwitchState =
-  | { model: 'on' }
-  | { model: 'off'; operator: string; reason: string; since: string };
+  { model: 'on' } | { model: 'off'; operator: string; reason: string; since: string };
 
 /** The problem with a change's fields, or null: a plain check the workflow can run without zod. */
 export function switchChangeProblem(change: unknown): string | null {

@@ -95,12 +95,15 @@ export function buildRetryPrompt(
     `- reason: ${q(ctx.failureReason)}`,
     `- error code: ${ctx.errorCode}`,
     `- consecutive failures: ${ctx.consecutiveFailures}`,
-    ...(ctx.serviceResponse ? [`- the lock service's response (redacted): ${q(ctx.serviceResponse, 600)}`] : []),
+    ...(ctx.serviceResponse
+      ? [`- the lock service's response (redacted): ${q(ctx.serviceResponse, 600)}`]
+      : []),
     '',
     'Constraints from the operator (data):',
     ...(ctx.constraints.length
       ? ctx.constraints.map(
-          (c) => `- ${q(c, 300)} (${parseConstraint(c) ? 'enforced by the harness' : 'advisory: not enforced'})`,
+          (c) =>
+            `- ${q(c, 300)} (${parseConstraint(c) ? 'enforced by the harness' : 'advisory: not enforced'})`,
         )
       : ['- none']),
     '',

@@ -153,7 +153,10 @@ export function impactSentences(timeline: Timeline, brief = false): string {
     // Many resources: one sentence for all of them, in counts.
     const accepted = writes.flatMap((w) => w.accepted);
     const refused = writes.flatMap((w) => w.refused);
-    const on = `On ${plural(writes.length, 'resource')} (${namesOf(writes.map((w) => w.resource), 'resource')})`;
+    const on = `On ${plural(writes.length, 'resource')} (${namesOf(
+      writes.map((w) => w.resource),
+      'resource',
+    )})`;
     const exists = `${on}, ${plural(accepted.length, 'write')} exist${accepted.length === 1 ? 's' : ''}${accepted.length ? `, by ${namesOf(accepted.map((a) => label(a.session)))}` : ''}.`;
     const refusedText = refused.length
       ? ` Refused: ${plural(refused.length, 'write')} with a token older than the newest accepted, by ${namesOf(refused.map((r) => label(r.session)))}.`
@@ -184,7 +187,11 @@ function namesOf(all: string[], what = 'session'): string {
 /** The shared state and the step that was not atomic, as the mechanism shows them. */
 export function anatomySentence(timeline: Timeline): string {
   const m = timeline.mechanism;
-  const resources = namesOf((timeline.writes ?? []).map((w) => w.resource), 'resource') || "the job's output";
+  const resources =
+    namesOf(
+      (timeline.writes ?? []).map((w) => w.resource),
+      'resource',
+    ) || "the job's output";
   switch (m.kind) {
     case 'paused-past-lease':
       return `Shared state: ${resources}, written by whichever replica believes it holds ${timeline.key}. Non-atomic step: "hold the lock, then write": ${m.stale.label} was paused between the two, past its lease, and wrote after ${m.next.label} had taken the key.`;

@@ -58,14 +58,21 @@ export function condenseSteps(
   const gone = new Set(order.map((o) => o.index));
   const left = steps.filter((_, i) => !gone.has(i));
   // Alike: the same kind (a loss apart from other ends), of the same thread unless summing by kind.
-  const alike = (step: TimelineStep) => `${summing === 'kinds' ? '' : step.thread}|${step.kind}|${step.lost ?? ''}`;
+  const alike = (step: TimelineStep) =>
+    `${summing === 'kinds' ? '' : step.thread}|${step.kind}|${step.lost ?? ''}`;
   const lines: TimelineLine[] = [];
   const groups = new Map<string, Group>();
   let open: { key: string; group: Group } | null = null;
   for (const step of left) {
     const key = alike(step);
     const group =
-      summing === 'none' ? undefined : summing === 'runs' ? (open?.key === key ? open.group : undefined) : groups.get(key);
+      summing === 'none'
+        ? undefined
+        : summing === 'runs'
+          ? open?.key === key
+            ? open.group
+            : undefined
+          : groups.get(key);
     if (group) {
       group.count++;
       group.last = step;

@@ -159,8 +159,10 @@ function comparisonsOf(byName: Map<string, { label: string | null; value: string
 
 /** Whether a figure measures latency (lower is better), throughput (higher is better), or neither. */
 function dimensionOf(c: FigureComparison): 'latency' | 'throughput' | null {
-  if (/\/(s|sec|second|min)$/i.test(c.unit) || /throughput|per second|rate|ops/i.test(c.name)) return 'throughput';
-  if (/^(ms|s|µs|us|ns)$/i.test(c.unit) || /latency|wait|p\d\d|duration|hand-?off/i.test(c.name)) return 'latency';
+  if (/\/(s|sec|second|min)$/i.test(c.unit) || /throughput|per second|rate|ops/i.test(c.name))
+    return 'throughput';
+  if (/^(ms|s|µs|us|ns)$/i.test(c.unit) || /latency|wait|p\d\d|duration|hand-?off/i.test(c.name))
+    return 'latency';
   return null;
 }
 
@@ -178,11 +180,23 @@ export function latencyThroughputVerdict(evidence: PatchEvidence): string {
     const better = dimension === 'latency' ? change < 0 : change > 0;
     const verdict = Math.abs(change) < 1 ? 'unchanged' : better ? 'better' : 'worse';
     const unit = c.unit ? ` ${c.unit}` : '';
-    return [{ verdict, text: `${c.name} ${c.before}${unit} → ${c.after}${unit} (${change >= 0 ? '+' : ''}${change.toFixed(1)}%, ${verdict})` }];
+    return [
+      {
+        verdict,
+        text: `${c.name} ${c.before}${unit} → ${c.after}${unit} (${change >= 0 ? '+' : ''}${change.toFixed(1)}%, ${verdict})`,
+      },
+    ];
   });
   if (!rows.length)
     return 'Latency and throughput verdict: not measured; no before/after latency or throughput figures were given (--evidence before=... after=...).';
   const kinds = new Set(rows.map((r) => r.verdict));
-  const overall = kinds.size === 1 ? [...kinds][0]! : kinds.has('worse') && kinds.has('better') ? 'mixed' : kinds.has('worse') ? 'worse' : 'better';
+  const overall =
+    kinds.size === 1
+      ? [...kinds][0]!
+      : kinds.has('worse') && kinds.has('better')
+        ? 'mixed'
+        : kinds.has('worse')
+          ? 'worse'
+          : 'better';
   return `Latency and throughput verdict: ${overall}, from ${rows.length} before/after figure(s): ${rows.map((r) => r.text).join('; ')}.`;
 }

@@ -8,55 +8,59 @@ const DEFAULT_WINDOW_MINUTES = 10;
  * The release gates a briefing sets for the patch's canary: the steps (percent of traffic, rising to
  * 100), how long each holds, and the abort thresholds, each a number. Read from `--gates` (YAML or JSON).
  */
-export const releaseGatesSchema = z.strictObject({
-  canaryPercent: z
-    .array(z.number().positive().max(100))
-    .min(1)
-    .refine((steps) => steps.every((p, i) => i === 0 || p > steps[i - 1]!), 'must rise step by step')
-    .refine((steps) => steps.at(-1) === 100, 'must end at 100'),
-  soakMinutes: z
-    .number()
-    .int()
-    .positive()
-    .max(24 * 60),
-  abort: z
-    .strictObject({
-      /** Lost holds per acquisition above which the canary stops. */
-      leaseLostRate: z.number().min(0).max(1).optional(),
-      /** Stale writes refused by a fenced resource, per hour, above which it stops. */
-      staleWriteRefusalsPerHour: z.number().min(0).optional(),
-      /** The p99 acquisition wait above which it stops. */
-      p99WaitMs: z.number().int().positive().optional(),
-      /** The share of the error budget burnt in one step above which it stops. */
-      errorBudgetBurn: z.number().positive().max(1).optional(),
-    })
-    .refine((abort) => Object.values(abort).some((v) => v !== undefined), 'must set at least one threshold'),
-  /** The window each rate and quantile is taken over (minutes); 10 when absent. */
-  windowMinutes: z
-    .number()
-    .int()
-    .positive()
-    .max(24 * 60)
-    .default(10),
-  /**
-   * Where the automated rollback returns new sessions: the Worker Deployment and the Build ID that
-   * ran before the patch (sessions already running stay pinned to the version that started them).
-   */
-  rollback: z
-    .strictObject({
-      deployment: z
-        .string()
-        .min(1)
-        .max(200)
-        .regex(/^[\w.\-]+$/, 'must be a deployment name'),
-      previousBuildId: z
-        .string()
-        .min(1)
-        .max(200)
-        .regex(/^[\w.\-+]+$/, 'must be a build id'),
-    })
-    .optional(),
-})
+export const releaseGatesSchema = z
+  .strictObject({
+    canaryPercent: z
+      .array(z.number().positive().max(100))
+      .min(1)
+      .refine((steps) => steps.every((p, i) => i === 0 || p > steps[i - 1]!), 'must rise step by step')
+      .refine((steps) => steps.at(-1) === 100, 'must end at 100'),
+    soakMinutes: z
+      .number()
+      .int()
+      .positive()
+      .max(24 * 60),
+    abort: z
+      .strictObject({
+        /** Lost holds per acquisition above which the canary stops. */
+        leaseLostRate: z.number().min(0).max(1).optional(),
+        /** Stale writes refused by a fenced resource, per hour, above which it stops. */
+        staleWriteRefusalsPerHour: z.number().min(0).optional(),
+        /** The p99 acquisition wait above which it stops. */
+        p99WaitMs: z.number().int().positive().optional(),
+        /** The share of the error budget burnt in one step above which it stops. */
+        errorBudgetBurn: z.number().positive().max(1).optional(),
+      })
+      .refine(
+        (abort) => Object.values(abort).some((v) => v !== undefined),
+        'must set at least one threshold',
+      ),
+    /** The window each rate and quantile is taken over (minutes); 10 when absent. */
+    windowMinutes: z
+      .number()
+      .int()
+      .positive()
+      .max(24 * 60)
+      .default(10),
+    /**
+     * Where the automated rollback returns new sessions: the Worker Deployment and the Build ID that
+     * ran before the patch (sessions already running stay pinned to the version that started them).
+     */
+    rollback: z
+      .strictObject({
+        deployment: z
+          .string()
+          .min(1)
+          .max(200)
+          .regex(/^[\w.\-]+$/, 'must be a deployment name'),
+        previousBuildId: z
+          .string()
+          .min(1)
+          .max(200)
+          .regex(/^[\w.\-+]+$/, 'must be a build id'),
+      })
+      .optional(),
+  })
   // Required of new gates (every abort criterion needs a target to roll back to: seed 004's
   // self-review); optional in the type, for the facts older runs recorded.
   .refine((gates) => gates.rollback !== undefined, {

@@ -50,7 +50,10 @@ export function leaseVocabulary(text: string): SpokenLeaseAction | null {
   for (const phrase of BANNED_PHRASES) {
     const match = phrase.exec(words);
     if (match) {
-      const before = words.slice(0, match.index).split(/[^\p{L}\p{N}_.\-]+/u).filter(Boolean).length;
+      const before = words
+        .slice(0, match.index)
+        .split(/[^\p{L}\p{N}_.\-]+/u)
+        .filter(Boolean).length;
       return { found: match[0], in: match[0], word: before + 1 };
     }
   }

@@ -83,29 +83,46 @@ describe('the briefing within 650 words, always', () => {
   it('holds for incidents of 1 to 2,000 events, keeping every grant, refusal and loss', () => {
     fc.assert(
       // Lengths drawn evenly from 1 to 2,000 (fast-check's own sizing would keep most arrays short).
-      fc.property(fc.integer({ min: 1, max: 2_000 }).chain((n) => fc.array(event, { minLength: n, maxLength: n })), (drawn) => {
-        const timeline = buildTimeline('billing/nightly-export', incident(drawn));
-        const facts = { firm: 'Acme', stakeholder: 'Dana Lee', job: 'export', timeline, evidence: NO_EVIDENCE, gates: GATES };
-        const { briefing, lines } = renderBriefingLines(facts);
-        expect(briefingWords(briefing)).toBeLessThanOrEqual(MAX_BRIEFING_WORDS);
-        expect(validateBriefing(briefing, timeline, { modelDrafted: false })).toEqual([]);
-        // Every grant, write, refusal, deadlock and loss is on a line, or counted on one (a loss on a
-        // line of its own kind), and every line is shown.
-        const kept = timeline.steps.filter((step) => MUST_KEEP.has(step.kind) || step.lost === true);
-        const counted = lines
-          .filter((l) => MUST_KEEP.has(l.kind) || (l.kind === 'ended' && /lost its hold/.test(l.text)))
-          .reduce((n, l) => n + l.count, 0);
-        expect(counted).toBe(kept.length);
-        const analysis = briefing.sections.find((s) => s.title === 'Concurrency Anomaly Analysis')!.body;
-        for (const line of lines) expect(analysis).toContain(line.text);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 2_000 }).chain((n) => fc.array(event, { minLength: n, maxLength: n })),
+        (drawn) => {
+          const timeline = buildTimeline('billing/nightly-export', incident(drawn));
+          const facts = {
+            firm: 'Acme',
+            stakeholder: 'Dana Lee',
+            job: 'export',
+            timeline,
+            evidence: NO_EVIDENCE,
+            gates: GATES,
+          };
+          const { briefing, lines } = renderBriefingLines(facts);
+          expect(briefingWords(briefing)).toBeLessThanOrEqual(MAX_BRIEFING_WORDS);
+          expect(validateBriefing(briefing, timeline, { modelDrafted: false })).toEqual([]);
+          // Every grant, write, refusal, deadlock and loss is on a line, or counted on one (a loss on a
+          // line of its own kind), and every line is shown.
+          const kept = timeline.steps.filter((step) => MUST_KEEP.has(step.kind) || step.lost === true);
+          const counted = lines
+            .filter((l) => MUST_KEEP.has(l.kind) || (l.kind === 'ended' && /lost its hold/.test(l.text)))
+            .reduce((n, l) => n + l.count, 0);
+          expect(counted).toBe(kept.length);
+          const analysis = briefing.sections.find((s) => s.title === 'Concurrency Anomaly Analysis')!.body;
+          for (const line of lines) expect(analysis).toContain(line.text);
+        },
+      ),
       { numRuns: 60 },
     );
   });
 
   it('sums twenty writes of one thread with their count (the probe that made 741 words)', () => {
     const events: IncidentEvent[] = [
-      { at: INCIDENT_T0, clock: 'service', session: 'replica-b', kind: 'granted', token: '8', leaseUntil: INCIDENT_T0 + 30_000 },
+      {
+        at: INCIDENT_T0,
+        clock: 'service',
+        session: 'replica-b',
+        kind: 'granted',
+        token: '8',
+        leaseUntil: INCIDENT_T0 + 30_000,
+      },
       ...Array.from({ length: 20 }, (_, i): IncidentEvent => ({
         at: INCIDENT_T0 + 100 + i,
         clock: 'service',
@@ -116,7 +133,14 @@ describe('the briefing within 650 words, always', () => {
       })),
     ];
     const timeline = buildTimeline('billing/nightly-export', events);
-    const facts = { firm: 'Acme', stakeholder: 'Dana Lee', job: 'export', timeline, evidence: NO_EVIDENCE, gates: GATES };
+    const facts = {
+      firm: 'Acme',
+      stakeholder: 'Dana Lee',
+      job: 'export',
+      timeline,
+      evidence: NO_EVIDENCE,
+      gates: GATES,
+    };
     const { briefing, lines } = renderBriefingLines(facts);
     expect(briefingWords(briefing)).toBeLessThanOrEqual(MAX_BRIEFING_WORDS);
     expect(lines.find((l) => l.kind === 'write-accepted')).toMatchObject({ count: 20 });

@@ -36,7 +36,10 @@ describe('operator constraints', () => {
       ms: 120_000,
       contact: '#Billing-oncall',
     });
-    expect(parseConstraint('Page dba-team@example.com.')).toEqual({ kind: 'contact', contact: 'dba-team@example.com' });
+    expect(parseConstraint('Page dba-team@example.com.')).toEqual({
+      kind: 'contact',
+      contact: 'dba-team@example.com',
+    });
     expect(parseConstraint('do not escalate before 1.5 s')).toEqual({
       kind: 'no-escalation-before',
       ms: 1_500,
@@ -86,13 +89,20 @@ describe('operator constraints', () => {
         advisory: ['please hurry', 'Comply with SOX change windows'],
       },
     });
-    expect(parseAcquireRequest({ key: 'k', requester: 'r', constraints: ['please hurry'] }).constraints).toEqual([
-      'please hurry',
-    ]);
+    expect(
+      parseAcquireRequest({ key: 'k', requester: 'r', constraints: ['please hurry'] }).constraints,
+    ).toEqual(['please hurry']);
     const strict = readConstraints(['at most 3 retries', 'please hurry'], { strict: true });
     expect(strict).toEqual({
       ok: false,
-      problems: [{ index: 1, message: expect.stringMatching(/^"please hurry" is not understood, and this worker enforces constraints strictly/) }],
+      problems: [
+        {
+          index: 1,
+          message: expect.stringMatching(
+            /^"please hurry" is not understood, and this worker enforces constraints strictly/,
+          ),
+        },
+      ],
     });
   });
 

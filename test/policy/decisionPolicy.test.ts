@@ -388,7 +388,9 @@ describe('retry prompt', () => {
     expect(user).not.toContain('1765000');
     expect(line('- monotonic clock:')).toMatch(/^- monotonic clock: 98765\.4 ms/);
     expect(line('- max back-off:')).toBe('- max back-off: 4000 ms (any longer delay is cut to it)');
-    expect(system).toContain('4. If the same requester has failed 4 times in a row and the failure reason is unchanged');
+    expect(system).toContain(
+      '4. If the same requester has failed 4 times in a row and the failure reason is unchanged',
+    );
     expect(leaseVocabulary(user)).toBeNull();
   });
 

@@ -182,13 +182,48 @@ describe('post-mortem briefing: template and validator', () => {
   const analysis = good.sections[1]!.body;
   const checklist = good.sections[3]!.body;
   it.each([
-    ['a step without a time', analysis.replace(/T\+0\.000 s /, ''), 'Concurrency Anomaly Analysis', 'timeline step 1 has no a time'],
-    ['a step without a thread', analysis.replace('1. T+0.000 s Thread A', '1. T+0.000 s the first session'), 'Concurrency Anomaly Analysis', 'timeline step 1 has no a thread'],
-    ['no clock named', analysis.replace(/Times are on[^.]*\./, ''), 'Concurrency Anomaly Analysis', 'which clock'],
-    ['an abort without a window', checklist.replace(/ over 10 min/, ''), 'Deployment Checklist & Guardrails', 'has no a window'],
-    ['an abort without a metric', checklist.replace(/ \(lockwarden_acquisition_wait_seconds\)/, ''), 'Deployment Checklist & Guardrails', 'has no a metric'],
-    ['no rollback target', checklist.replace(/set-current-version/, 'roll back'), 'Deployment Checklist & Guardrails', 'no rollback target'],
-    ['a verdict as a fixed sentence', good.sections[2]!.body.replace(/Latency and throughput verdict: [^\n]*/, 'The patch adds no latency.'), 'Patch Validation Evidence', 'latency and throughput verdict'],
+    [
+      'a step without a time',
+      analysis.replace(/T\+0\.000 s /, ''),
+      'Concurrency Anomaly Analysis',
+      'timeline step 1 has no a time',
+    ],
+    [
+      'a step without a thread',
+      analysis.replace('1. T+0.000 s Thread A', '1. T+0.000 s the first session'),
+      'Concurrency Anomaly Analysis',
+      'timeline step 1 has no a thread',
+    ],
+    [
+      'no clock named',
+      analysis.replace(/Times are on[^.]*\./, ''),
+      'Concurrency Anomaly Analysis',
+      'which clock',
+    ],
+    [
+      'an abort without a window',
+      checklist.replace(/ over 10 min/, ''),
+      'Deployment Checklist & Guardrails',
+      'has no a window',
+    ],
+    [
+      'an abort without a metric',
+      checklist.replace(/ \(lockwarden_acquisition_wait_seconds\)/, ''),
+      'Deployment Checklist & Guardrails',
+      'has no a metric',
+    ],
+    [
+      'no rollback target',
+      checklist.replace(/set-current-version/, 'roll back'),
+      'Deployment Checklist & Guardrails',
+      'no rollback target',
+    ],
+    [
+      'a verdict as a fixed sentence',
+      good.sections[2]!.body.replace(/Latency and throughput verdict: [^\n]*/, 'The patch adds no latency.'),
+      'Patch Validation Evidence',
+      'latency and throughput verdict',
+    ],
   ])('fails self-review on %s', (_what, body, title, problem) => {
     const broken = withSection(title, body);
     const found = validateBriefing(broken, base.timeline, { modelDrafted: false, evidence: base.evidence });
@@ -211,7 +246,9 @@ describe('post-mortem briefing: template and validator', () => {
     expect(verdict).toBe(
       'Latency and throughput verdict: better, from 2 before/after figure(s): hand-off p99 120 ms → 90 ms (-25.0%, better); acquisitions 800 acquisitions/s → 840 acquisitions/s (+5.0%, better).',
     );
-    expect(latencyThroughputVerdict(NO_EVIDENCE)).toMatch(/^Latency and throughput verdict: not measured; no before\/after/);
+    expect(latencyThroughputVerdict(NO_EVIDENCE)).toMatch(
+      /^Latency and throughput verdict: not measured; no before\/after/,
+    );
     const briefed = { ...base, evidence };
     const briefing = renderBriefing(briefed);
     expect(validateBriefing(briefing, briefed.timeline, { modelDrafted: false, evidence })).toEqual([]);
@@ -220,9 +257,9 @@ describe('post-mortem briefing: template and validator', () => {
       readEvidence(report('90 ms', '840 acquisitions/s'), 'before'),
       readEvidence(report('120 ms', '800 acquisitions/s'), 'after'),
     ]);
-    expect(validateBriefing(briefing, briefed.timeline, { modelDrafted: false, evidence: worse })).toContainEqual(
-      expect.objectContaining({ rule: 'self-review' }),
-    );
+    expect(
+      validateBriefing(briefing, briefed.timeline, { modelDrafted: false, evidence: worse }),
+    ).toContainEqual(expect.objectContaining({ rule: 'self-review' }));
   });
 
   it('refuses a token or a credential in a model draft, and not in the template', () => {
@@ -324,12 +361,12 @@ describe('post-mortem inputs', () => {
     expect(problems({ canaryPercent: [1, 100], soakMinutes: 10, abort: {}, rollback })).toEqual([
       'must set at least one threshold',
     ]);
-    expect(problems({ canaryPercent: [10, 5, 100], soakMinutes: 10, abort: { p99WaitMs: 1 }, rollback })).toEqual([
-      'must rise step by step',
-    ]);
-    expect(problems({ canaryPercent: [10, 50], soakMinutes: 10, abort: { p99WaitMs: 1 }, rollback })).toEqual([
-      'must end at 100',
-    ]);
+    expect(
+      problems({ canaryPercent: [10, 5, 100], soakMinutes: 10, abort: { p99WaitMs: 1 }, rollback }),
+    ).toEqual(['must rise step by step']);
+    expect(problems({ canaryPercent: [10, 50], soakMinutes: 10, abort: { p99WaitMs: 1 }, rollback })).toEqual(
+      ['must end at 100'],
+    );
     // Every abort needs a target to roll back to (seed 004's self-review).
     expect(problems({ canaryPercent: [10, 100], soakMinutes: 10, abort: { p99WaitMs: 1 } })).toEqual([
       'must name the rollback target: { deployment, previousBuildId }',

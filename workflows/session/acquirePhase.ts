@@ -71,7 +71,11 @@ export async function acquireUntilHeld(
     if (denial.code === 'CREDENTIALS_REFUSED') {
       // Not contention: no decision is asked and no back-off helps; a human fixes the credentials.
       const reason = `${denial.reason}: not contention, a human must fix the worker's credentials`;
-      const end = await escalate(session, { reason, deadlock: false, cycle: null, keepsPlace: false }, denial);
+      const end = await escalate(
+        session,
+        { reason, deadlock: false, cycle: null, keepsPlace: false },
+        denial,
+      );
       if (end) return end;
       session.decideAfresh();
       continue;

@@ -121,7 +121,6 @@ function credentialsRefusedDenial(detail: string): SessionAttempt {
   return { granted: false, denial: { ...refused, reason: `${refused.reason} (${detail})` } };
 }
 
-
 /** Counts an attempt's answer in the session's state (a hand-off, when a release's wake-up led to it). */
 export function noteAttempt(session: LockSession, attempt: SessionAttempt): SessionAttempt {
   const handoffMs = session.noteAttempt(attempt);

@@ -69,6 +69,20 @@ function incident(drawn: Drawn[]): IncidentEvent[] {
   });
 }
 
+/** The template's briefing of an incident, with its timeline and the lines it shows. */
+function briefOf(events: IncidentEvent[]) {
+  const timeline = buildTimeline('billing/nightly-export', events);
+  const facts = {
+    firm: 'Acme',
+    stakeholder: 'Dana Lee',
+    job: 'export',
+    timeline,
+    evidence: NO_EVIDENCE,
+    gates: GATES,
+  };
+  return { timeline, ...renderBriefingLines(facts) };
+}
+
 // What a briefing never leaves out, named here apart from the code that condenses.
 const MUST_KEEP = new Set<string>([
   'granted',
@@ -86,18 +100,10 @@ describe('the briefing within 650 words, always', () => {
       fc.property(
         fc.integer({ min: 1, max: 2_000 }).chain((n) => fc.array(event, { minLength: n, maxLength: n })),
         (drawn) => {
-          const timeline = buildTimeline('billing/nightly-export', incident(drawn));
-          const facts = {
-            firm: 'Acme',
-            stakeholder: 'Dana Lee',
-            job: 'export',
-            timeline,
-            evidence: NO_EVIDENCE,
-            gates: GATES,
-          };
-          const { briefing, lines } = renderBriefingLines(facts);
+          const { timeline, briefing, lines } = briefOf(incident(drawn));
           expect(briefingWords(briefing)).toBeLessThanOrEqual(MAX_BRIEFING_WORDS);
-          expect(validateBriefing(briefing, timeline, { modelDrafted: false })).toEqual([]);
+          const checked = { modelDrafted: false, evidence: NO_EVIDENCE };
+          expect(validateBriefing(briefing, timeline, checked)).toEqual([]);
           // Every grant, write, refusal, deadlock and loss is on a line, or counted on one (a loss on a
           // line of its own kind), and every line is shown.
           const kept = timeline.steps.filter((step) => MUST_KEEP.has(step.kind) || step.lost === true);
@@ -132,16 +138,7 @@ describe('the briefing within 650 words, always', () => {
         resource: `batch-${i}`,
       })),
     ];
-    const timeline = buildTimeline('billing/nightly-export', events);
-    const facts = {
-      firm: 'Acme',
-      stakeholder: 'Dana Lee',
-      job: 'export',
-      timeline,
-      evidence: NO_EVIDENCE,
-      gates: GATES,
-    };
-    const { briefing, lines } = renderBriefingLines(facts);
+    const { briefing, lines } = briefOf(events);
     expect(briefingWords(briefing)).toBeLessThanOrEqual(MAX_BRIEFING_WORDS);
     expect(lines.find((l) => l.kind === 'write-accepted')).toMatchObject({ count: 20 });
   });

@@ -10,7 +10,7 @@ import {
   type FallbackCause,
 } from '../policy/decisions/retryDecision';
 import { redact } from '../policy/textSafety/redaction';
-import { inertModelText } from '../policy/textSafety/untrustedText';
+import { inertModelText, untrustedText } from '../policy/textSafety/untrustedText';
 import { nonRetryableOnBadInput } from '../temporal/failures';
 import type { ModelAnswer } from './anthropicDecider';
 import type { Metrics } from './metrics';
@@ -153,7 +153,11 @@ function redactRecord(record: DecisionRecord): DecisionRecord {
       explanation: clean(record.decision.explanation),
       escalation_reason: cleanOptional(record.decision.escalation_reason),
     },
-    fallbackDetail: cleanOptional(record.fallbackDetail),
+    // Our own validation or API error, not model text: redacted and cleaned, its words kept as written.
+    fallbackDetail:
+      typeof record.fallbackDetail === 'string'
+        ? untrustedText(redact(record.fallbackDetail).text, 500)
+        : record.fallbackDetail,
   };
 }
 

@@ -139,9 +139,10 @@ function toRecord(input: PolicyInput, answer: ModelAnswer | null, cause: Fallbac
   };
 }
 
-// The decision's free text (explanation, escalation reason; renewal advice is always null) and the
-// fallback detail pass redact() and lose control characters and Markdown's active ones
-// (inertModelText) before any summary, the UI's details, state, webhook, store or log line sees them.
+// The decision's free text (explanation, escalation reason; renewal advice is always null) passes
+// redact() and loses control characters and Markdown's active ones (inertModelText), and the fallback
+// detail is redacted and cleaned, before any summary, the UI's details, state, webhook, store or log
+// line sees them.
 function redactRecord(record: DecisionRecord): DecisionRecord {
   const clean = (text: string) => inertModelText(redact(text).text, 500);
   const cleanOptional = <T extends string | null | undefined>(text: T) =>

@@ -11,10 +11,9 @@ import {
   holdLimitsOf,
   type OperatorHoldLimits,
 } from '../policy/decisions/holdLimits';
-import { ApplicationFailure } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { readConstraints } from '../policy/decisions/constraints';
-import { FAILURE_TYPES, InvalidLockRequestError } from '../policy/errors';
+import { InvalidLockRequestError } from '../policy/errors';
 import { redact } from '../policy/textSafety/redaction';
 import { untrustedText } from '../policy/textSafety/untrustedText';
 import type { TryAcquireRequest } from '../policy/lockContract/lockSchemas';
@@ -51,7 +50,7 @@ export function createRequestActivities({
      */
     async checkAcquireRequest(input: unknown): Promise<CheckedRequest> {
       const request = await nonRetryableOnBadInput(() => withinLimits(parseAcquireRequest(input)));
-      if (!request.resume) noteAdvisoryConstraints(request);
+      if (!request.resume) await nonRetryableOnBadInput(() => noteAdvisoryConstraints(request));
       if (modelTaskQueue) return { ...request, modelTaskQueue };
       return hasModel ? request : { ...request, decisionsByPolicy: true };
     },
@@ -64,12 +63,9 @@ export function createRequestActivities({
   function noteAdvisoryConstraints(request: AcquireRequest): void {
     const read = readConstraints(request.constraints, { strict: strictConstraints });
     if (!read.ok)
-      throw ApplicationFailure.nonRetryable(
-        new InvalidLockRequestError(
-          'acquisition request',
-          read.problems.map((p) => `constraints${p.index === null ? '' : `.${p.index}`}: ${p.message}`),
-        ).message,
-        FAILURE_TYPES.invalidLockRequest,
+      throw new InvalidLockRequestError(
+        'acquisition request',
+        read.problems.map((p) => `constraints${p.index === null ? '' : `.${p.index}`}: ${p.message}`),
       );
     if (read.rules.advisory.length)
       log?.warn(

@@ -568,6 +568,8 @@ describe('acquisition sessions on the dev server', () => {
           constraintsNotEnforced: ['Comply with SOX change windows'],
           escalationContact: '#payments-oncall',
         });
+        // The store is written after the webhook is posted: wait for it.
+        await waitFor('the escalation recorded', async () => (await escalations.recordsOf(key)).length > 0);
         expect(await escalations.recordsOf(key)).toEqual([
           expect.objectContaining({ contact: '#payments-oncall' }),
         ]);

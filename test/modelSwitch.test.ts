@@ -9,6 +9,11 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { createAnthropicDecider } from '../activities/anthropicDecider';
+import { createAnthropicDrafter } from '../activities/anthropicDrafter';
+import { NO_EVIDENCE } from '../policy/postmortem/patchEvidence';
+import { buildTimeline } from '../policy/postmortem/timeline';
+import type { postmortemBriefing } from '../workflows/postmortemBriefing';
+import { GATES, PAUSED_PAST_LEASE } from './support/incidents';
 import { createMetrics } from '../activities/metrics';
 import { acquire, release, startAcquisition, stateOf } from '../client/lockwardenClient';
 import { VALID_DECISION } from '../devkit/decisionInputs';
@@ -105,7 +110,7 @@ describe('the model kill switch', () => {
       namespace: NAMESPACE,
       taskQueue: modelTaskQueue,
       decider: createAnthropicDecider({ ...FAKE_MODEL, baseURL: model.baseURL }),
-      drafter: null,
+      drafter: createAnthropicDrafter({ ...FAKE_MODEL, baseURL: model.baseURL }),
       log: silentLog,
       metrics,
       client: env.client,
@@ -175,6 +180,22 @@ describe('the model kill switch', () => {
           /model decisions and drafts are off \(lockctl model off by ops since .+: the model misbehaves\); the policy decides/,
         );
         expect(JSON.parse((await lockctl('model', 'status')).stdout)).toMatchObject({ model: 'off' });
+        // Drafts come from the template while the model is off: no request reaches the model.
+        const facts = {
+          firm: 'Acme',
+          stakeholder: 'Dana Lee',
+          job: 'export',
+          timeline: buildTimeline(key, PAUSED_PAST_LEASE),
+          evidence: NO_EVIDENCE,
+          gates: GATES,
+        };
+        const briefed = await env.client.workflow.execute<typeof postmortemBriefing>('postmortemBriefing', {
+          taskQueue,
+          workflowId: unique('postmortem'),
+          args: [facts, { modelTaskQueue }],
+        });
+        expect(briefed).toMatchObject({ lane: 'template', fallbackCause: 'model-switched-off' });
+        expect(model.requests.length).toBe(asked);
 
         const on = await lockctl('model', 'on', '--operator', 'ops', '--reason', 'fixed');
         expect(JSON.parse(on.stdout)).toEqual({ model: 'on', changed: true });

@@ -87,8 +87,9 @@ export async function decideAfterDenial(
     jitterSample: record.provider === 'anthropic' ? input.jitterSample : null,
   };
   const guarded = guardDecision(record.decision, progress, session.budget, rules);
-  // A waiter that parks is woken by a release, so a retry's delay gives way to the park: one timer
-  // until the holder's lease ends or the ticket needs refreshing (bounded by the budget all the same).
+  // A waiter that parks is woken by a release: one timer, bounded by the budget, that a release cuts
+  // short. A policy's delay gives way to it; a model's ends it when shorter than the holder's lease
+  // left (parkStepFor), so the delay the model gave is not dropped.
   const parked = guarded.kind === 'sleep' && parks;
   const modelDelayMs = guarded.kind === 'sleep' && record.provider === 'anthropic' ? guarded.sleepMs : null;
   const step = parked ? parkStep(progress, session, modelDelayMs, context.holderLeaseRemainingMs) : guarded;

@@ -9,6 +9,7 @@
 //   P5 decisions and history events per acquisition in P2;
 //   a chart of utilization against N, and (--all-backends) the P2 row on Redis, PostgreSQL and etcd.
 //     npx tsx bench/contention.ts [--backend sqlite|redis|postgres|etcd] [--all-backends] [--quick]
+//     npx tsx bench/contention.ts --cluster [--quick]   (on scripts/cluster.sh's Temporal and etcd)
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -40,6 +41,7 @@ import { floorFinish, floorGo, floorReady } from './floorWorkflows';
 import { sessionLogSinks } from '../worker/sessionLogSinks';
 import { sessionMetricsSinks } from '../worker/sessionMetricsSinks';
 import { EvidenceFile } from './evidenceFile';
+import { CLUSTER, clusterUp } from '../devkit/cluster';
 import { lineChart } from './svgChart';
 
 const BACKENDS = ['sqlite', 'redis', 'postgres', 'etcd'] as const;
@@ -49,15 +51,23 @@ const options = new Command('contention')
   .addOption(new Option('--backend <name>', 'lock service').choices(BACKENDS).default('sqlite'))
   .option('--all-backends', 'also the P2 row (N = 32, 200 ms holds) on the other backends', false)
   .option('--quick', 'fewer samples and no chart (a smoke run)', false)
+  .option('--cluster', "on scripts/cluster.sh's cluster: its Temporal services and three-member etcd", false)
   .parse()
-  .opts<{ backend: Backend; allBackends: boolean; quick: boolean }>();
+  .opts<{ backend: Backend; allBackends: boolean; quick: boolean; cluster: boolean }>();
+if (options.cluster) options.backend = 'etcd';
+/** What the run is on: a backend beside the dev server, or the cluster. */
+const site = options.cluster ? 'cluster' : options.backend;
 
 const N = 32;
 const CHART_NS = [1, 4, 16, 32, 64];
 const SAMPLES = options.quick ? 10 : 40;
 
 function openBackend(backend: Backend): Promise<LockService> {
-  const url = backend === 'sqlite' ? `sqlite:${freshSqlitePath()}` : SERVER_URLS[backend];
+  const url = options.cluster
+    ? CLUSTER.lockServiceUrl
+    : backend === 'sqlite'
+      ? `sqlite:${freshSqlitePath()}`
+      : SERVER_URLS[backend];
   return openLockService(url, { maxTtlMs: 60_000 });
 }
 
@@ -191,8 +201,9 @@ async function main(): Promise<void> {
   execFileSync('bash', [path.join(__dirname, '..', 'scripts', 'lock-servers.sh'), 'start'], {
     stdio: 'ignore',
   });
+  if (options.cluster) clusterUp();
   installQuietRuntime();
-  const env = await connectTestEnv();
+  const env = await connectTestEnv(options.cluster ? CLUSTER.temporalAddress : undefined);
   const workflowBundle = await bundleWorkflowCode({
     workflowsPath: require.resolve('./benchWorkflows'),
     logger: quietBundlerLogger,
@@ -249,7 +260,7 @@ async function main(): Promise<void> {
     `${r.jitter.utilization.toFixed(3)} (${r.jitter.lockCallsPerAcquisition.toFixed(1)}) | ` +
     `${r.polling.utilization.toFixed(3)} (${r.polling.lockCallsPerAcquisition.toFixed(1)}) |`;
 
-  const runLine = `contention, ${options.backend} lock service, ${new Date().toISOString()}`;
+  const runLine = `contention, ${options.cluster ? 'the cluster (Temporal services on PostgreSQL, three-member etcd)' : `${options.backend} lock service`}, ${new Date().toISOString()}`;
   const evidence = new EvidenceFile('contention-bench', runLine);
   /** A row of the table that a reader acts on, kept in the JSON report too. */
   const figure = (name: string, value: string, baseline: string, ratioText: string) =>
@@ -368,7 +379,7 @@ async function main(): Promise<void> {
           say(
             `utilization at 200 ms holds, ${name}: ${points.map((p) => `N=${p.x} ${p.y.toFixed(2)}`).join(', ')}`,
           );
-        const out = path.join(__dirname, 'results', `contention-${options.backend}.svg`);
+        const out = path.join(__dirname, 'results', `contention-${site}.svg`);
         fs.mkdirSync(path.dirname(out), { recursive: true });
         fs.writeFileSync(out, svg);
         say(`chart: ${path.relative(process.cwd(), out)} (N = ${CHART_NS.join(', ')})`);
@@ -384,7 +395,7 @@ async function main(): Promise<void> {
         say(p2Row(backend, await runOn(backend, (ctx) => p2(ctx, N, 200))));
       }
     }
-    const out = path.join(__dirname, 'results', `contention-${options.backend}.md`);
+    const out = path.join(__dirname, 'results', `contention-${site}.md`);
     fs.mkdirSync(path.dirname(out), { recursive: true });
     fs.writeFileSync(out, lines.join('\n') + '\n');
     evidence.write(out.replace(/\.md$/, '.json'));

@@ -7,6 +7,7 @@
 //                          [--max-cached N (the worker's default unless given)] [--out scale-sqlite]
 //                          [--project-server (the project's dev server, not a fresh one of its own)]
 //                          [--holders detached,kept-alive (each row once per kind of holder)]
+//                          [--cluster (scripts/cluster.sh's Temporal services and etcd; each process's CPU)]
 // Per row: worker and server CPU over the idle window, lock-service calls a second (and how many of
 // them the holders' renewals are), history events per waiter a minute, the worker's RSS; then the
 // drain (every holder releases, every waiter in turn takes and releases its lease, FIFO checked per
@@ -28,6 +29,7 @@ import { type HolderKeepAlive, keepHolderAlive } from '../client/holderKeepAlive
 import { awaitLeaseOf, release, startAcquisition } from '../client/lockwardenClient';
 import { DEFAULT_HOLDER_TTL_MS } from '../policy/decisions/holdLimits';
 import { SERVER_URLS } from '../devkit/servers';
+import { CLUSTER, clusterUp } from '../devkit/cluster';
 import { quietBundlerLogger } from '../devkit/temporal';
 import { freshSqlitePath, unique } from '../devkit/tempFiles';
 import { openLockService } from '../locks/openLockService';
@@ -75,6 +77,11 @@ const options = new Command('scale')
       }),
     ['detached'] as HolderKind[],
   )
+  .option(
+    '--cluster',
+    "on scripts/cluster.sh's cluster: CPU of each server process, PostgreSQL's writes",
+    false,
+  )
   .option('--out <name>', "the results files' base name under bench/results/ (default scale-<backend>)")
   .option('--max-cached <n>', "the worker's workflow cache (its default unless given)", wholeNumber(1))
   .option(
@@ -93,7 +100,9 @@ const options = new Command('scale')
     projectServer?: boolean;
     rows?: { keys: number; waiters: number }[];
     holders: HolderKind[];
+    cluster: boolean;
   }>();
+if (options.cluster) options.backend = 'etcd';
 
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 const WAIT_BUDGET = { maxTotalWaitMs: 3_600_000, maxRetries: 10_000 };
@@ -117,7 +126,7 @@ function rssMiB(pid: number): number {
  */
 const FRESH_SERVER = { port: 17433, uiPort: 18433 };
 const serverPort = (): number => (options.projectServer ? 7233 : FRESH_SERVER.port);
-const serverAddress = (): string => `127.0.0.1:${serverPort()}`;
+const serverAddress = (): string => (options.cluster ? CLUSTER.temporalAddress : `127.0.0.1:${serverPort()}`);
 
 function serverScript(command: 'start' | 'stop', dataDir: string | null): void {
   const env = dataDir
@@ -142,6 +151,69 @@ function temporalServerPid(): number {
   return Number(out.trim().split('\n')[0]);
 }
 
+/** The cluster's server processes by name: Temporal's services, its PostgreSQL (every backend), etcd. */
+function clusterServerProcesses(): Record<string, number[]> {
+  const pidOf = (name: string) => Number(fs.readFileSync(path.join(CLUSTER_STATE, 'pids', name), 'utf8'));
+  const postmaster = Number(
+    fs.readFileSync(path.join(CLUSTER_STATE, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0],
+  );
+  const backends = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean)
+    .map(Number);
+  return {
+    ...Object.fromEntries(CLUSTER.temporalServices.map((name) => [name, [pidOf(name)]])),
+    postgres: [postmaster, ...backends],
+    ...Object.fromEntries(Object.keys(CLUSTER.etcdMembers).map((name) => [name, [pidOf(name)]])),
+  };
+}
+const CLUSTER_STATE = process.env.LOCKWARDEN_CLUSTER_DIR ?? '/var/lib/lockwarden/cluster';
+
+/** A reading of each named group of processes (a process gone since is read as 0). */
+function sumOverProcesses(
+  groups: Record<string, number[]>,
+  read: (pid: number) => number,
+): Record<string, number> {
+  const safely = (pid: number) => {
+    try {
+      return read(pid);
+    } catch {
+      return 0;
+    }
+  };
+  return Object.fromEntries(
+    Object.entries(groups).map(([name, pids]) => [name, pids.reduce((a, pid) => a + safely(pid), 0)]),
+  );
+}
+const total = (readings: Record<string, number>) => Object.values(readings).reduce((a, b) => a + b, 0);
+
+/** Bytes a process has caused to be written to storage (/proc/<pid>/io). */
+function bytesWritten(pid: number): number {
+  const line = fs.readFileSync(`/proc/${pid}/io`, 'utf8').match(/^write_bytes:\s+(\d+)/m);
+  return line ? Number(line[1]) : 0;
+}
+
+/** Rows Temporal's databases have inserted, updated and deleted (the cluster's PostgreSQL). */
+function postgresRowsWritten(): number {
+  const out = execFileSync(
+    'psql',
+    [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      '15532',
+      '-U',
+      'temporal',
+      '-d',
+      'postgres',
+      '-tAc',
+      "SELECT sum(tup_inserted + tup_updated + tup_deleted) FROM pg_stat_database WHERE datname IN ('temporal', 'temporal_visibility')",
+    ],
+    { encoding: 'utf8' },
+  );
+  return Number(out.trim());
+}
+
 interface Row {
   keys: number;
   waiters: number;
@@ -151,6 +223,10 @@ interface Row {
   clientCpu: number;
   workerCpu: number;
   serverCpu: number;
+  /** Each server process's share of a core (the cluster's services, its PostgreSQL and etcd members). */
+  serverCpuByProcess: Record<string, number>;
+  /** Bytes the persistence's processes wrote to storage a second; rows a second where it is PostgreSQL. */
+  persistence: { bytesPerS: number; rowsPerS: number | null };
   callsPerS: number;
   renewalsPerS: number;
   byMethod: CallCounts;
@@ -163,6 +239,9 @@ interface Row {
     holdersLost: number;
     seconds: number;
     rate: number;
+    workerMsPerHandoff: number;
+    serverMsPerHandoff: number;
+    rowsPerHandoff: number | null;
   } | null;
   independentRate: number | null;
 }
@@ -193,7 +272,11 @@ async function measure(
   waiters: number,
   holders: HolderKind,
 ): Promise<Row> {
-  const lockUrl = options.backend === 'sqlite' ? `sqlite:${freshSqlitePath()}` : SERVER_URLS[options.backend];
+  const lockUrl = options.cluster
+    ? CLUSTER.lockServiceUrl
+    : options.backend === 'sqlite'
+      ? `sqlite:${freshSqlitePath()}`
+      : SERVER_URLS[options.backend];
   const taskQueue = unique('scale');
   const countsFile = path.join(os.tmpdir(), `${taskQueue}-counts.json`);
   const worker: ChildProcess = spawn(
@@ -272,7 +355,8 @@ async function measure(
     await delay(15_000);
 
     const workerPid = worker.pid!;
-    const serverPid = temporalServerPid();
+    const servers = options.cluster ? clusterServerProcesses() : { 'dev server': [temporalServerPid()] };
+    const serverCpu = () => sumOverProcesses(servers, cpuSeconds);
     const sample = starts.filter((_, j) => j % Math.max(1, Math.floor(waiters / 50)) === 0).slice(0, 50);
     const historyLengths = () =>
       mapConcurrently(sample, 10, async ({ key, requester }) => {
@@ -289,15 +373,17 @@ async function measure(
     const before = {
       at: performance.now(),
       worker: cpuSeconds(workerPid),
-      server: cpuSeconds(serverPid),
+      server: serverCpu(),
       calls: readCounts(),
       history: await historyLengths(),
       holderHistory: await holderHistoryLengths(),
     };
     const afterHistoryRead = {
+      written: sumOverProcesses(servers, bytesWritten),
+      rowsWritten: options.cluster ? postgresRowsWritten() : null,
       client: process.cpuUsage(),
       worker: cpuSeconds(workerPid),
-      server: cpuSeconds(serverPid),
+      server: serverCpu(),
       at: performance.now(),
     };
     console.log(`    ${keys} keys, ${waiters} waiters parked: measuring ${options.idleS} s idle`);
@@ -306,10 +392,12 @@ async function measure(
     const after = {
       at: performance.now(),
       worker: cpuSeconds(workerPid),
-      server: cpuSeconds(serverPid),
+      server: serverCpu(),
       calls: readCounts(),
     };
     const rss = rssMiB(workerPid);
+    const written = sumOverProcesses(servers, bytesWritten);
+    const rowsWritten = options.cluster ? postgresRowsWritten() : null;
     const history = await historyLengths();
     const holderHistory = await holderHistoryLengths();
     const seconds = (after.at - afterHistoryRead.at) / 1000;
@@ -329,7 +417,20 @@ async function measure(
       eventsPerHolderMin: holderEvents / ((after.at - before.at) / 60_000),
       clientCpu: (clientCpu.user + clientCpu.system) / 1e6 / seconds,
       workerCpu: (after.worker - afterHistoryRead.worker) / seconds,
-      serverCpu: (after.server - afterHistoryRead.server) / seconds,
+      serverCpu: (total(after.server) - total(afterHistoryRead.server)) / seconds,
+      serverCpuByProcess: Object.fromEntries(
+        Object.keys(after.server).map((name) => [
+          name,
+          ((after.server[name] ?? 0) - (afterHistoryRead.server[name] ?? 0)) / seconds,
+        ]),
+      ),
+      persistence: {
+        bytesPerS: (total(written) - total(afterHistoryRead.written)) / seconds,
+        rowsPerS:
+          rowsWritten !== null && afterHistoryRead.rowsWritten !== null
+            ? (rowsWritten - afterHistoryRead.rowsWritten) / seconds
+            : null,
+      },
       callsPerS: totalCalls / seconds,
       renewalsPerS: (callDelta.renew ?? 0) / seconds,
       byMethod: callDelta,
@@ -344,6 +445,11 @@ async function measure(
     for (const kept of keptAlive) kept.stop();
     if (options.drain && waiters > 0) {
       const drainStart = performance.now();
+      const atDrain = {
+        server: total(serverCpu()),
+        worker: cpuSeconds(workerPid),
+        rows: options.cluster ? postgresRowsWritten() : null,
+      };
       const results = await mapConcurrently(queues, keys, async (queue) => {
         let lost = 0;
         let fifoBroken = 0;
@@ -371,6 +477,8 @@ async function measure(
       });
       const drainSeconds = (performance.now() - drainStart) / 1000;
       const lost = results.reduce((a, r) => a + r.lost, 0);
+      const handoffs = Math.max(1, waiters - lost);
+      const rowsAfter = options.cluster ? postgresRowsWritten() : null;
       row.drain = {
         handoffs: waiters - lost,
         lost,
@@ -378,6 +486,12 @@ async function measure(
         holdersLost: results.filter((r) => r.holderLost).length,
         seconds: drainSeconds,
         rate: (waiters - lost) / drainSeconds,
+        // What one hand-off costs, over the drain: CPU of the worker and of every server process,
+        // and rows the cluster's PostgreSQL wrote.
+        workerMsPerHandoff: ((cpuSeconds(workerPid) - atDrain.worker) * 1000) / handoffs,
+        serverMsPerHandoff: ((total(serverCpu()) - atDrain.server) * 1000) / handoffs,
+        rowsPerHandoff:
+          rowsAfter !== null && atDrain.rows !== null ? (rowsAfter - atDrain.rows) / handoffs : null,
       };
       // The same worker, the same run: acquire + release on independent keys, 16 chains for 15 s.
       let done = 0;
@@ -441,10 +555,18 @@ async function reportFailedTasks(client: Client, workflowIds: string[]): Promise
   );
 }
 
+/** Persistence writes a second: rows (PostgreSQL) and bytes to storage (any). */
+function persistence(r: Row): string {
+  const kib = `${(r.persistence.bytesPerS / 1024).toFixed(0)} KiB`;
+  return r.persistence.rowsPerS === null ? kib : `${r.persistence.rowsPerS.toFixed(0)} rows, ${kib}`;
+}
+
 function formatRow(r: Row): string {
   const pct = (v: number) => `${(v * 100).toFixed(1)} %`;
   const drain = r.drain
-    ? `${r.drain.handoffs} in ${r.drain.seconds.toFixed(1)} s (${r.drain.rate.toFixed(1)}/s), lost ${r.drain.lost}, FIFO broken ${r.drain.fifoBroken}, holders that had lost their lease ${r.drain.holdersLost}`
+    ? `${r.drain.handoffs} in ${r.drain.seconds.toFixed(1)} s (${r.drain.rate.toFixed(1)}/s), lost ${r.drain.lost}, FIFO broken ${r.drain.fifoBroken}, holders that had lost their lease ${r.drain.holdersLost}; ` +
+      `a hand-off: worker ${r.drain.workerMsPerHandoff.toFixed(1)} ms, servers ${r.drain.serverMsPerHandoff.toFixed(1)} ms CPU` +
+      (r.drain.rowsPerHandoff === null ? '' : `, ${r.drain.rowsPerHandoff.toFixed(0)} rows`)
     : '–';
   const ratio = r.drain && r.independentRate ? `${(r.drain.rate / r.independentRate).toFixed(2)}×` : '–';
   // With no waiters, the worker's CPU is the holders' renewals (and the worker's own idle polling).
@@ -453,7 +575,7 @@ function formatRow(r: Row): string {
       ? ` (${((r.workerCpu * 1000) / r.renewalsPerS).toFixed(2)} ms a renewal)`
       : '';
   const events = Number.isNaN(r.eventsPerWaiterMin) ? '–' : r.eventsPerWaiterMin.toFixed(2);
-  return `| ${r.holders} | ${r.waiters} | ${r.keys} | ${r.eventsPerHolderMin.toFixed(2)} | ${pct(r.clientCpu)} | ${pct(r.workerCpu)}${perRenewal} | ${pct(r.serverCpu)} | ${r.callsPerS.toFixed(1)} (renewals ${r.renewalsPerS.toFixed(1)}) | ${events} | ${r.rssMiB.toFixed(0)} MiB | ${drain} | ${r.independentRate?.toFixed(1) ?? '–'} | ${ratio} |`;
+  return `| ${r.holders} | ${r.waiters} | ${r.keys} | ${r.eventsPerHolderMin.toFixed(2)} | ${pct(r.clientCpu)} | ${pct(r.workerCpu)}${perRenewal} | ${pct(r.serverCpu)} | ${persistence(r)} | ${r.callsPerS.toFixed(1)} (renewals ${r.renewalsPerS.toFixed(1)}) | ${events} | ${r.rssMiB.toFixed(0)} MiB | ${drain} | ${r.independentRate?.toFixed(1) ?? '–'} | ${ratio} |`;
 }
 
 /** The rows as a JSON evidence report beside the table: what a post-mortem cites. */
@@ -473,8 +595,9 @@ async function main(): Promise<void> {
   const freshData = options.projectServer
     ? null
     : fs.mkdtempSync(path.join(os.tmpdir(), 'lockwarden-scale-temporal-'));
-  serverScript('start', freshData);
-  if (options.backend !== 'sqlite')
+  if (options.cluster) clusterUp();
+  else serverScript('start', freshData);
+  if (options.backend !== 'sqlite' && !options.cluster)
     execFileSync('bash', [path.join(__dirname, '..', 'scripts', 'lock-servers.sh'), 'start'], {
       stdio: 'ignore',
     });
@@ -484,10 +607,10 @@ async function main(): Promise<void> {
   const workerScript = compiledWorker();
   const client = new Client({ connection: await Connection.connect({ address: serverAddress() }) });
   const header = [
-    `scale, ${options.backend}, ${options.projectServer ? "the project's dev server" : 'a fresh dev server'}, idle window ${options.idleS} s, ${os.cpus().length} cores, workflow cache ${options.maxCached ?? 'the worker default'}, ${new Date().toISOString()}`,
+    `scale, ${options.cluster ? "the cluster (scripts/cluster.sh: Temporal's services on PostgreSQL, three-member etcd)" : `${options.backend}, ${options.projectServer ? "the project's dev server" : 'a fresh dev server'}`}, idle window ${options.idleS} s, ${os.cpus().length} cores, workflow cache ${options.maxCached ?? 'the worker default'}, ${new Date().toISOString()}`,
     '',
-    '| holders | waiters | keys | history events / holder / min | bench process CPU (keep-alives) | worker CPU | server CPU | lock calls/s | history events / waiter / min | worker RSS | drain | independent keys/s | drain ÷ independent |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| holders | waiters | keys | history events / holder / min | bench process CPU (keep-alives) | worker CPU | server CPU | persistence writes/s | lock calls/s | history events / waiter / min | worker RSS | drain | independent keys/s | drain ÷ independent |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   console.log(header.join('\n'));
   const rows: Row[] = [];
@@ -496,7 +619,20 @@ async function main(): Promise<void> {
   // Written after every row: a row that fails (a worker too loaded to place its waiters) is a line of
   // the table too, and the rows before it are kept.
   const write = () => {
-    fs.writeFileSync(out, [...header, ...lines, ''].join('\n'));
+    // Each server process's share of a core, row by row: where a cluster's idle cost sits.
+    const byProcess = rows.map(
+      (r) =>
+        `- ${r.waiters} waiters on ${r.keys} keys (${r.holders}): ` +
+        Object.entries(r.serverCpuByProcess)
+          .map(([name, cpu]) => `${name} ${(cpu * 100).toFixed(1)} %`)
+          .join(', '),
+    );
+    fs.writeFileSync(
+      out,
+      [...header, ...lines, '', 'Server CPU by process, over the idle window:', '', ...byProcess, ''].join(
+        '\n',
+      ),
+    );
     writeCharts(rows);
     writeEvidence(rows, header[0] ?? 'scale', out.replace(/\.md$/, '.json'));
   };

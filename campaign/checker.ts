@@ -24,6 +24,13 @@ export const FAULT_KIND_NAMES = [
   'temporal-partition',
   'temporal-latency',
   'temporal-drop',
+  // On the cluster (scripts/cluster.sh): its etcd, its Temporal services and its worker hosts.
+  'etcd-leader-kill',
+  'etcd-partition',
+  'etcd-slow',
+  'history-kill',
+  'frontend-restart',
+  'host-cut',
 ] as const;
 export type FaultKind = (typeof FAULT_KIND_NAMES)[number];
 
@@ -287,7 +294,9 @@ function checkLeases(
 ): { restartsCrossed: number } & LostAnswers {
   let restartsCrossed = 0;
   const lost: LostAnswers = { renewalsAfterUnanswered: 0, grantsAfterUnansweredRelease: 0 };
-  const restarts = r.faults.filter((f) => f.kind === 'lock-server-restart').map((f) => f.at);
+  const restarts = r.faults
+    .filter((f) => f.kind === 'lock-server-restart' || f.kind === 'etcd-leader-kill')
+    .map((f) => f.at);
   for (const [key, leases] of byKey) {
     if (!r.serviceOrder) {
       const excused = checkLeaseTimes(key, leases, flag);

@@ -2,6 +2,7 @@
 // seeded nemesis pauses and kills workers and crashes the lock server and the Temporal dev server.
 // A checker then holds what was recorded to lockwarden's claims and counts every violation.
 //   npx tsx campaign/faultCampaign.ts --backend <sqlite|redis|postgres|etcd> --writes N --seed S [--short]
+//   npx tsx campaign/faultCampaign.ts --cluster --writes N --seed S [--short]   (scripts/cluster.sh's)
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -12,16 +13,8 @@ import { quietBundlerLogger } from '../devkit/temporal';
 import { type LeaseKeyEvent, readEtcdLeaseHistory } from '../locks/etcdLeaseHistory';
 import { lockServiceUrlSchema } from '../locks/openLockService';
 import { withLockwardenWorkflows } from '../worker/lockwardenPlugin';
-import { FaultyLink } from './faultyLink';
-import {
-  assertCampaignPortsFree,
-  type Backend,
-  CAMPAIGN_PORTS,
-  CampaignLockServer,
-  CampaignTemporal,
-  campaignDirs,
-  startResourceServer,
-} from './campaignServers';
+import { type Backend, campaignDirs } from './campaignServers';
+import { clusterSite, localSite } from './campaignSites';
 import { EvidenceFile } from '../bench/evidenceFile';
 import { campaignWriter, checkCampaign, type SessionOutcome, VIOLATION_KINDS } from './checker';
 import { readJournals } from './journal';
@@ -38,6 +31,7 @@ const options = new Command('faultCampaign')
   .option('--writes <n>', 'fenced writes to attempt, at least', positive, 10_000)
   .option('--seed <n>', 'seed of the fault schedule and the workload', positive, 1)
   .option('--short', 'one fault of each kind, early, then none (the CI run)', false)
+  .option('--cluster', "on scripts/cluster.sh's cluster (its etcd, Temporal's services, worker hosts)", false)
   .option('--no-faults', 'no nemesis: the same workload without faults, for a baseline')
   .option('--keys <n>', 'lock keys, half on each fenced resource', positive, 8)
   .option('--concurrency <n>', 'sessions in flight', positive, 32)
@@ -47,6 +41,7 @@ const options = new Command('faultCampaign')
     writes: number;
     seed: number;
     short: boolean;
+    cluster: boolean;
     faults: boolean;
     keys: number;
     concurrency: number;
@@ -59,18 +54,24 @@ const DRAIN_MS = 5 * 60_000;
 /** How long past the drain a session's driver keeps asking Temporal before it counts it lost. */
 const SESSION_GRACE_MS = 10 * 60_000;
 
-const say = (line: string) => console.log(`[campaign ${options.backend}] ${line}`);
+if (options.cluster && options.backend !== 'etcd') {
+  // The cluster's lock service is its three-member etcd; a campaign there runs on nothing else.
+  if (process.argv.includes('--backend')) throw new Error('--cluster runs on etcd: leave --backend out');
+  options.backend = 'etcd';
+}
+/** What the campaign runs on: a backend on loopback, or the cluster. */
+const where = options.cluster ? 'cluster' : options.backend;
+const say = (line: string) => console.log(`[campaign ${where}] ${line}`);
 
 async function main(): Promise<number> {
   const started = Date.now();
-  const tag = `${options.backend}-seed${options.seed}-${new Date(started).toISOString().replace(/[:.]/g, '-')}`;
+  const tag = `${where}-seed${options.seed}-${new Date(started).toISOString().replace(/[:.]/g, '-')}`;
   const dirs = campaignDirs(tag);
   const random = seededRandom(options.seed);
   say(
     `seed ${options.seed}, ${options.writes} writes, ${options.keys} keys, state in ${path.relative(process.cwd(), dirs.run)}`,
   );
 
-  await assertCampaignPortsFree(options.backend);
   // Bundled before any server starts: a bundle that fails to build leaves nothing running.
   const bundlePath = path.join(dirs.run, 'workflow-bundle.js');
   const bundle = await bundleWorkflowCode({
@@ -78,57 +79,33 @@ async function main(): Promise<number> {
     logger: quietBundlerLogger,
   });
   fs.writeFileSync(bundlePath, bundle.code);
-  const temporal = new CampaignTemporal(dirs);
-  const lockServer = new CampaignLockServer(options.backend, dirs);
+  const site = options.cluster ? await clusterSite() : await localSite(options.backend, dirs);
   const resourceTargets = {
     sqlitePath: path.join(dirs.run, 'resource.sqlite'),
-    postgresUrl: startResourceServer(),
+    postgresUrl: site.postgresResource,
   };
-  temporal.start();
-  lockServer.start();
   const resources = await openResources(resourceTargets);
-
-  // The workers reach Temporal and the lock server through links the nemesis can cut, slow and
-  // break; the driver, the checker and the servers' own restarts go around them.
-  const temporalLink = new FaultyLink(
-    { host: '127.0.0.1', port: CAMPAIGN_PORTS.temporal },
-    CAMPAIGN_PORTS.temporalLink,
-  );
-  const endpoint = lockServer.endpoint;
-  const lockLink = endpoint ? new FaultyLink(endpoint, CAMPAIGN_PORTS.lockLink) : null;
-  await temporalLink.start();
-  await lockLink?.start();
   const pool = new WorkerPool({
     size: 3,
     runDir: dirs.run,
     env: {
-      TEMPORAL_ADDRESS: temporalLink.address,
-      LOCK_SERVICE_URL: lockServer.urlThrough(CAMPAIGN_PORTS.lockLink),
+      ...site.workerEnv,
       CAMPAIGN_TASK_QUEUE: TASK_QUEUE,
       CAMPAIGN_BUNDLE: bundlePath,
       CAMPAIGN_SQLITE_RESOURCE: resourceTargets.sqlitePath,
-      CAMPAIGN_POSTGRES_RESOURCE: resourceTargets.postgresUrl,
       CAMPAIGN_ESCALATIONS: path.join(dirs.run, 'escalations.jsonl'),
     },
+    ...(site.hostOf ? { hostOf: site.hostOf } : {}),
   });
   pool.startAll();
-  const client = new Client({ connection: await Connection.connect({ address: temporal.address }) });
+  const client = new Client({ connection: await Connection.connect({ address: site.temporalAddress }) });
   const nemesis = new Nemesis(
     random,
     {
       workers: pool.size,
       pauseWorker: (i, ms) => pool.pause(i, ms),
       killWorker: (i) => pool.kill(i),
-      async restartLockServer() {
-        if (options.backend === 'sqlite') {
-          await pool.killAll();
-          return 'SIGKILL every worker holding the SQLite file open, three new ones started';
-        }
-        lockServer.crashAndRestart();
-        return `${options.backend} crashed and restarted on its data`;
-      },
-      restartTemporal: async () => temporal.crashAndRestart(),
-      links: { lock: lockLink, temporal: temporalLink },
+      ...site.faults(pool),
     },
     {
       ...(options.short
@@ -217,12 +194,12 @@ async function main(): Promise<number> {
       runsPerSessionId: await runsPerSessionId(client),
       // etcd's lease times are the worker's estimates (docs/lock-services.md): judge its leases by
       // its own order of revisions instead.
-      serviceOrder: await serviceOrderOf(lockServer.url),
+      serviceOrder: await serviceOrderOf(site.lockUrl),
       workerCrashes: pool.crashes,
     });
     const elapsedS = Math.round((Date.now() - started) / 1000);
     const lines = [
-      `backend ${options.backend}, seed ${options.seed}, ${elapsedS} s`,
+      `${options.cluster ? 'cluster (etcd, three members)' : `backend ${options.backend}`}, seed ${options.seed}, ${elapsedS} s`,
       `writes: ${report.writes.attempted} attempted, ${report.writes.accepted} accepted, ${report.writes.refusedAsStale} refused as stale` +
         ` (${report.writes.lateButFenced} accepted late but fenced, ${report.writes.afterDeadlinePaused} after their deadline by a paused holder,` +
         ` ${report.writes.afterDeadlineFencingOnly} after their deadline by a writer trusting fencing alone,` +
@@ -255,7 +232,7 @@ async function main(): Promise<number> {
     const evidence = new EvidenceFile('fault-campaign', lines[0]!);
     const faultCount = Object.values(report.faults).reduce((a, b) => a + b, 0);
     evidence.figure(
-      `fault campaign on ${options.backend} (seed ${options.seed})`,
+      `fault campaign on ${where} (seed ${options.seed})`,
       `${total} violations (${report.writes.accepted} of ${report.writes.attempted} writes accepted, ` +
         `${report.writes.refusedAsStale} refused as stale, ${faultCount} faults, ${elapsedS} s)`,
     );
@@ -264,15 +241,10 @@ async function main(): Promise<number> {
     return total + missing === 0 ? 0 : 1;
   } finally {
     await nemesis.stop();
-    temporalLink.heal();
-    lockLink?.heal();
     await pool.stopAll();
-    await temporalLink.close();
-    await lockLink?.close();
     await resources.close();
     await client.connection.close();
-    temporal.stop();
-    lockServer.stop();
+    await site.close();
   }
 }
 

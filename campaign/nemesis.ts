@@ -1,5 +1,6 @@
 // The campaign's nemesis: a seeded schedule of pauses, kills, restarts, partitions and latency.
 import type { Fault, FaultKind } from './checker';
+import { CLUSTER_FAULT_KINDS, type ClusterFaultKind, planClusterFault } from './clusterFaults';
 import type { FaultyLink } from './faultyLink';
 
 /** A seeded pseudo-random generator (mulberry32): the same seed, the same schedule of faults. */
@@ -19,10 +20,13 @@ export interface FaultTargets {
   workers: number;
   pauseWorker(i: number, ms: number): Promise<void>;
   killWorker(i: number): Promise<void>;
-  restartLockServer(): Promise<string>;
-  restartTemporal(): Promise<void>;
+  /** Absent on the cluster, whose own faults (CLUSTER_FAULT_KINDS) take the servers' place. */
+  restartLockServer?(): Promise<string>;
+  restartTemporal?(): Promise<void>;
   /** The links between the workers and the lock server (none for embedded SQLite) and Temporal. */
-  links: { lock: FaultyLink | null; temporal: FaultyLink };
+  links: { lock: FaultyLink | null; temporal: FaultyLink | null };
+  /** The campaign runs on scripts/cluster.sh's cluster: its faults are injected there. */
+  cluster?: true;
 }
 
 /** A seeded Fisher-Yates shuffle of `items`. */
@@ -39,7 +43,8 @@ const PROCESS_KINDS: FaultKind[] = ['pause', 'kill', 'lock-server-restart', 'tem
 const LINK_KINDS = ['partition', 'latency', 'drop'] as const;
 
 /** The kinds of fault the nemesis injects on `targets`: no lock link, no fault on it. */
-export function faultKindsFor(targets: Pick<FaultTargets, 'links'>): FaultKind[] {
+export function faultKindsFor(targets: Pick<FaultTargets, 'links' | 'cluster'>): FaultKind[] {
+  if (targets.cluster) return ['pause', 'kill', ...CLUSTER_FAULT_KINDS];
   const links = targets.links.lock ? (['lock', 'temporal'] as const) : (['temporal'] as const);
   return [...PROCESS_KINDS, ...links.flatMap((link) => LINK_KINDS.map((f) => `${link}-${f}` as FaultKind))];
 }
@@ -129,16 +134,31 @@ export class Nemesis {
       }
       case 'lock-server-restart':
         this.record(kind, at, 'crash and restart the lock service');
-        detail = await this.targets.restartLockServer();
+        detail = await this.targets.restartLockServer!();
         this.say(`  ... ${detail}`);
         return;
       case 'temporal-restart':
         this.record(kind, at, 'SIGKILL the Temporal dev server, start it on its database');
-        await this.targets.restartTemporal();
+        await this.targets.restartTemporal!();
         return;
       default:
+        if ((CLUSTER_FAULT_KINDS as readonly string[]).includes(kind))
+          return this.injectOnCluster(kind as ClusterFaultKind, at);
         return this.injectOnLink(kind, at);
     }
+  }
+
+  // A fault on the cluster: waits until it is over and the cluster is whole again.
+  private async injectOnCluster(kind: ClusterFaultKind, at: number): Promise<void> {
+    const plan = await planClusterFault(kind, {
+      outageMs: this.between(this.timing.partitionMs),
+      slowForMs: this.between(this.timing.slowForMs),
+      pick: (n) => Math.floor(this.random() * n),
+    });
+    this.record(kind, at, plan.detail);
+    await plan.run();
+    const fault = this.faults.at(-1)!;
+    fault.endsAt = Date.now();
   }
 
   // A fault on one of the links: `lock-partition`, `temporal-latency`, ...

@@ -9,6 +9,8 @@ export interface WorkerPoolOptions {
   env: Record<string, string>;
   /** The worker program; the campaign's worker (campaignWorker.ts) when absent. */
   script?: string;
+  /** The network namespace (a cluster's host) worker `i` runs in; this host's when absent. */
+  hostOf?(i: number): string;
 }
 
 /**
@@ -76,7 +78,12 @@ export class WorkerPool {
     const journal = path.join(this.options.runDir, `journal-${++this.spawned}.jsonl`);
     this.journals.push(journal);
     const script = this.options.script ?? path.join(__dirname, 'campaignWorker.ts');
-    const worker = spawn(process.execPath, ['--import', 'tsx', script], {
+    const command = [process.execPath, '--import', 'tsx', script];
+    // `ip netns exec` execs the worker in place: the pid the nemesis signals is the worker's.
+    const [program, ...args] = this.options.hostOf
+      ? ['ip', 'netns', 'exec', this.options.hostOf(i), ...command]
+      : command;
+    const worker = spawn(program!, args, {
       env: { ...process.env, ...this.options.env, CAMPAIGN_JOURNAL: journal },
       stdio: ['ignore', 'ignore', 'inherit'],
     });

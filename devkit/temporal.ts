@@ -51,8 +51,8 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
 }
 
 /** A test environment connected to the dev server (never a downloaded one). */
-export function connectTestEnv(): Promise<TestWorkflowEnvironment> {
-  return TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
+export function connectTestEnv(address: string = TEMPORAL_ADDRESS): Promise<TestWorkflowEnvironment> {
+  return TestWorkflowEnvironment.createFromExistingServer({ address });
 }
 
 /**

@@ -12,6 +12,9 @@ bash scripts/install-test-tools.sh || { echo "0 passed, 1 failed"; exit 1; }
 mkdir -p .data
 server_was_up=0
 bash scripts/temporal-server.sh status >/dev/null 2>&1 && server_was_up=1
+# The cluster (scripts/cluster.sh) that test/cluster.test.ts and the cluster campaign bring up.
+cluster_was_up=0
+bash scripts/cluster.sh status >/dev/null 2>&1 && cluster_was_up=1
 
 passed=0
 failed=0
@@ -50,9 +53,13 @@ if [ $# -eq 0 ]; then
   for backend in sqlite redis postgres etcd; do
     check "fault campaign, short ($backend)" npx tsx campaign/faultCampaign.ts --backend "$backend" --writes 300 --seed 11 --short
   done
+  # And on the cluster: its etcd leader killed, a member cut off, its peer links slowed, a history
+  # service killed, the frontend restarted, a lock-worker host cut off.
+  check "fault campaign, short (cluster)" npx tsx campaign/faultCampaign.ts --cluster --writes 300 --seed 11 --short
 fi
 
 [ "$server_was_up" = 1 ] || bash scripts/temporal-server.sh stop >/dev/null
+[ "$cluster_was_up" = 1 ] || bash scripts/cluster.sh down >/dev/null 2>&1
 # The same count as a JSON evidence report, for `lockctl postmortem --evidence` (docs/postmortems.md).
 mkdir -p .data
 PASSED="$passed" FAILED="$failed" RUN="$(git rev-parse --short HEAD 2>/dev/null || echo '?') $(date -u +%FT%TZ)" node -e '

@@ -17,6 +17,7 @@ interface Service {
   environment?: Record<string, string>;
   volumes?: string[];
   command?: string[] | string;
+  entrypoint?: string[] | string;
   networks?: Record<string, unknown> | string[];
 }
 
@@ -70,7 +71,7 @@ describe('the compose deployment', () => {
     const lockServices = ['etcd-1', 'etcd-2', 'etcd-3', 'lock-redis', 'lock-postgres'];
     const lockNetworks = new Set(lockServices.flatMap((name) => networksOf(services[name]!)));
     expect(networksOf(model).filter((n) => lockNetworks.has(n))).toEqual([]);
-    expect(networksOf(model)).toEqual(networksOf(services.temporal!));
+    expect(networksOf(model)).toEqual(networksOf(services['temporal-frontend']!));
   });
 
   it('has Prometheus scrape every worker replica on its metrics port', () => {
@@ -94,10 +95,41 @@ describe('the compose deployment', () => {
       .map((l) => l.split('=')[0]!);
     expect(registered).toHaveLength(5);
     for (const name of registered) expect(setup).toContain(name);
-    // The file Temporal is told to read is the one the dispatch settings are mounted at.
-    const mount = services.temporal!.volumes!.find((v) => v.includes('compose/temporal-dynamic-config.yaml'));
-    expect(mount?.split(':')[1]).toBe(services.temporal!.environment!.DYNAMIC_CONFIG_FILE_PATH);
+    // The file each Temporal service is told to read is the one the dispatch settings are mounted at.
+    for (const [, service] of temporalServices()) {
+      const mount = service.volumes!.find((v) => v.includes('compose/temporal-dynamic-config.yaml'));
+      expect(mount?.split(':')[1]).toBe(service.environment!.TEMPORAL_DYNAMIC_CONFIG);
+    }
+  });
+
+  it("runs Temporal's services from the config files and at the addresses scripts/cluster.sh uses", () => {
+    const script = fs.readFileSync(path.join(ROOT, 'scripts', 'cluster.sh'), 'utf8');
+    const addressIn = (name: string) => new RegExp(`\\[${name}\\]=([0-9.]+)`).exec(script)?.[1];
+    const seen = temporalServices().map(([name, service]) => {
+      const hostName = name.replace(/^temporal-/, '');
+      const entrypoint = [service.entrypoint].flat().join(' ');
+      expect(entrypoint).toContain('--config /etc/lockwarden/temporal --env lockwarden');
+      expect(service.volumes).toContain(`${ROOT}/compose/temporal:/etc/lockwarden/temporal:ro`);
+      const ip = (service.networks as Record<string, { ipv4_address?: string }>).temporal?.ipv4_address;
+      expect(service.environment!.TEMPORAL_BIND_IP).toBe(ip);
+      expect(ip).toBe(addressIn(hostName));
+      return [hostName.replace(/-\d$/, ''), [service.command].flat().join(' ')];
+    });
+    expect(seen.map(([host, command]) => `${host}: ${command}`).sort()).toEqual([
+      'frontend: --service frontend',
+      'history: --service history',
+      'history: --service history',
+      'matching: --service matching',
+      'worker: --service worker',
+    ]);
+    expect(services['temporal-ui']!.volumes).toContain(
+      `${ROOT}/compose/temporal-ui:/etc/lockwarden/temporal-ui:ro`,
+    );
   });
 
   const workers = () => Object.entries(services).filter(([name]) => /^worker-\d+$/.test(name));
+  const temporalServices = () =>
+    Object.entries(services).filter(([name]) =>
+      /^temporal-(frontend|history-\d|matching|worker)$/.test(name),
+    );
 });

@@ -214,6 +214,28 @@ function postgresRowsWritten(): number {
   return Number(out.trim());
 }
 
+/** How many keys and leases the cluster's etcd holds, read through its JSON gateway. */
+async function etcdCounts(): Promise<{ keys: number; leases: number }> {
+  const ask = async (member: string, api: string, body: object) =>
+    (await (
+      await fetch(`http://${member}:2379/v3/${api}`, { method: 'POST', body: JSON.stringify(body) })
+    ).json()) as { count?: string; leases?: unknown[] };
+  for (const member of Object.values(CLUSTER.etcdMembers)) {
+    try {
+      const all = {
+        key: Buffer.from('\0').toString('base64'),
+        range_end: Buffer.from('\0').toString('base64'),
+      };
+      const keys = await ask(member, 'kv/range', { ...all, count_only: true });
+      const leases = await ask(member, 'lease/leases', {});
+      return { keys: Number(keys.count ?? 0), leases: leases.leases?.length ?? 0 };
+    } catch {
+      // the next member
+    }
+  }
+  throw new Error('no etcd member answered');
+}
+
 interface Row {
   keys: number;
   waiters: number;
@@ -227,6 +249,8 @@ interface Row {
   serverCpuByProcess: Record<string, number>;
   /** Bytes the persistence's processes wrote to storage a second; rows a second where it is PostgreSQL. */
   persistence: { bytesPerS: number; rowsPerS: number | null };
+  /** Keys and leases the row's holders and parked waiters added to the cluster's etcd. */
+  etcd: { keys: number; leases: number } | null;
   callsPerS: number;
   renewalsPerS: number;
   byMethod: CallCounts;
@@ -299,6 +323,7 @@ async function measure(
   );
   const readCounts = (): CallCounts => JSON.parse(fs.readFileSync(countsFile, 'utf8')) as CallCounts;
   const locks = await openLockService(lockUrl, { maxTtlMs: 600_000 });
+  const etcdAtStart = options.cluster ? await etcdCounts() : null;
   const started: string[] = [];
   const keptAlive: HolderKeepAlive[] = [];
   const holderIds: string[] = [];
@@ -387,6 +412,12 @@ async function measure(
       at: performance.now(),
     };
     console.log(`    ${keys} keys, ${waiters} waiters parked: measuring ${options.idleS} s idle`);
+    const parkedEtcd = options.cluster ? await etcdCounts() : null;
+    // What this row's holders and waiters added to etcd (other runs' keys may be there too).
+    const etcd =
+      parkedEtcd && etcdAtStart
+        ? { keys: parkedEtcd.keys - etcdAtStart.keys, leases: parkedEtcd.leases - etcdAtStart.leases }
+        : null;
     await delay(options.idleS * 1_000);
     const clientCpu = process.cpuUsage(afterHistoryRead.client);
     const after = {
@@ -436,6 +467,7 @@ async function measure(
       byMethod: callDelta,
       eventsPerWaiterMin: events / ((after.at - before.at) / 60_000),
       rssMiB: rss,
+      etcd,
       drain: null,
       independentRate: null,
     };
@@ -625,7 +657,8 @@ async function main(): Promise<void> {
         `- ${r.waiters} waiters on ${r.keys} keys (${r.holders}): ` +
         Object.entries(r.serverCpuByProcess)
           .map(([name, cpu]) => `${name} ${(cpu * 100).toFixed(1)} %`)
-          .join(', '),
+          .join(', ') +
+        (r.etcd ? `; the row added ${r.etcd.keys} keys and ${r.etcd.leases} leases to etcd` : ''),
     );
     fs.writeFileSync(
       out,

@@ -8,6 +8,17 @@ import { LOCK_CALL_TIMEOUT_MS } from '../policy/decisions/leaseKeeping';
 import type { JournalEntry } from './journal';
 import type { CampaignRecord } from './resources';
 
+/** The faults of a campaign on the cluster (scripts/cluster.sh): its etcd, Temporal's services, its hosts. */
+export const CLUSTER_FAULT_KINDS = [
+  'etcd-leader-kill',
+  'etcd-partition',
+  'etcd-slow',
+  'history-kill',
+  'frontend-restart',
+  'host-cut',
+] as const;
+export type ClusterFaultKind = (typeof CLUSTER_FAULT_KINDS)[number];
+
 /**
  * The kinds of fault the nemesis injects: on processes (pause, kill), on servers (crash and restart)
  * and on the links the campaign owns between the workers and the lock server or Temporal (cut both
@@ -24,13 +35,7 @@ export const FAULT_KIND_NAMES = [
   'temporal-partition',
   'temporal-latency',
   'temporal-drop',
-  // On the cluster (scripts/cluster.sh): its etcd, its Temporal services and its worker hosts.
-  'etcd-leader-kill',
-  'etcd-partition',
-  'etcd-slow',
-  'history-kill',
-  'frontend-restart',
-  'host-cut',
+  ...CLUSTER_FAULT_KINDS,
 ] as const;
 export type FaultKind = (typeof FAULT_KIND_NAMES)[number];
 

@@ -14,15 +14,7 @@ import {
   unslowEtcdPeers,
 } from '../devkit/cluster';
 
-export const CLUSTER_FAULT_KINDS = [
-  'etcd-leader-kill',
-  'etcd-partition',
-  'etcd-slow',
-  'history-kill',
-  'frontend-restart',
-  'host-cut',
-] as const;
-export type ClusterFaultKind = (typeof CLUSTER_FAULT_KINDS)[number];
+import type { ClusterFaultKind } from './checker';
 
 /** How long a fault lasts, drawn by the nemesis from its seeded schedule. */
 export interface ClusterFaultTiming {

@@ -1,5 +1,6 @@
 // A fault campaign: many sessions take a few keys' locks and write through fenced resources, while a
-// seeded nemesis pauses and kills workers and crashes the lock server and the Temporal dev server.
+// seeded nemesis pauses and kills workers and crashes the lock server and the Temporal dev server
+// (on the cluster: kills etcd's leader and a history service, cuts off members and worker hosts).
 // A checker then holds what was recorded to lockwarden's claims and counts every violation.
 //   npx tsx campaign/faultCampaign.ts --backend <sqlite|redis|postgres|etcd> --writes N --seed S [--short]
 //   npx tsx campaign/faultCampaign.ts --cluster --writes N --seed S [--short]   (scripts/cluster.sh's)

@@ -1,6 +1,6 @@
 // The campaign's nemesis: a seeded schedule of pauses, kills, restarts, partitions and latency.
-import type { Fault, FaultKind } from './checker';
-import { CLUSTER_FAULT_KINDS, type ClusterFaultKind, planClusterFault } from './clusterFaults';
+import { CLUSTER_FAULT_KINDS, type ClusterFaultKind, type Fault, type FaultKind } from './checker';
+import { planClusterFault } from './clusterFaults';
 import type { FaultyLink } from './faultyLink';
 
 /** A seeded pseudo-random generator (mulberry32): the same seed, the same schedule of faults. */

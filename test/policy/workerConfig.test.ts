@@ -99,8 +99,12 @@ describe('worker configuration', () => {
         .matchAll(/^(\S+):\n\s+- value: (.+)$/gm),
     ].map(([, key, value]) => `${key}=${value!.replace(/^'(.*)'$/, '"$1"')}`);
     expect(compose.sort()).toEqual(devServer.sort());
+    // Compose's Temporal services and the cluster script's read that same file.
     expect(fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8')).toContain(
-      './compose/temporal-dynamic-config.yaml:/etc/temporal/config/dynamicconfig/lockwarden.yaml',
+      './compose/temporal-dynamic-config.yaml:/etc/lockwarden/temporal-dynamic-config.yaml',
+    );
+    expect(fs.readFileSync(path.join(root, 'scripts', 'cluster.sh'), 'utf8')).toContain(
+      'TEMPORAL_DYNAMIC_CONFIG="$root/compose/temporal-dynamic-config.yaml"',
     );
   });
 });

@@ -64,15 +64,18 @@ describe('lockwarden on a cluster', () => {
 
   it("keeps a holding session's lease and token across the etcd leader's death, and tokens rise after", async () => {
     const key = unique('cluster-leader');
-    const held = await acquire(client, { key, requester: 'holder', ttlMs: 3_000 }, placement);
+    // A TTL longer than etcd's failover (an election, then the client's redial to another member):
+    // with 3 s, a run under load lost the lease, safely, before a renewal reached the new leader.
+    const ttlMs = 10_000;
+    const held = await acquire(client, { key, requester: 'holder', ttlMs }, placement);
     const leader = await awaitEtcdLeader();
     killProcess(leader);
     try {
       const next = await awaitEtcdLeader(leader);
       expect(next).not.toBe(leader);
-      // Three TTLs after the new leader took over, the lease is still there: etcd drops a lease
-      // nobody renews, so the keeper renewed it on the new leader all along.
-      await new Promise((r) => setTimeout(r, 3 * 3_000));
+      // Two TTLs after the new leader took over, the lease is still there: etcd drops a lease
+      // nobody renews, so the keeper renewed it on the new leader.
+      await new Promise((r) => setTimeout(r, 2 * ttlMs));
       expect(await locks.inspect(key)).toMatchObject({ holder: 'holder', token: held.lease.token });
       expect((await stateOf(client, held.session.workflowId)).phase).toBe('holding');
       await release(client, held.lease);
@@ -80,7 +83,7 @@ describe('lockwarden on a cluster', () => {
       startProcess(leader);
     }
     // A grant after the leader change is fenced above every grant before it.
-    const after = await acquire(client, { key, requester: 'after', ttlMs: 3_000 }, placement);
+    const after = await acquire(client, { key, requester: 'after', ttlMs }, placement);
     expect(BigInt(after.lease.token)).toBeGreaterThan(BigInt(held.lease.token));
     await release(client, after.lease);
   });

@@ -13,7 +13,7 @@ export interface LeaseKeyEvent {
   op: 'create' | 'overwrite' | 'delete';
   /** The revision of the change, as a decimal string: etcd's total order of every write. */
   revision: string;
-  /** The holder a create or overwrite wrote; null for a delete. */
+  /** The holder a create or overwrite wrote; null for a delete, or a value lockwarden did not write. */
   holder: string | null;
 }
 
@@ -83,6 +83,19 @@ function eventOf(kv: IKeyValue, op: LeaseKeyEvent['op']): LeaseKeyEvent {
     key: decodeURIComponent(kv.key.toString().slice(LEASE_PREFIX.length)),
     op,
     revision: kv.mod_revision,
-    holder: op === 'delete' ? null : (JSON.parse(kv.value.toString()) as LeaseValue).holder,
+    holder: op === 'delete' ? null : holderIn(kv.value.toString()),
   };
+}
+
+/**
+ * The holder a lease value names; null for a value lockwarden did not write (another writer's
+ * record, which the backend refuses as CorruptLockState): one bad key must not end the whole read.
+ */
+function holderIn(value: string): string | null {
+  try {
+    const holder = (JSON.parse(value) as Partial<LeaseValue> | null)?.holder;
+    return typeof holder === 'string' ? holder : null;
+  } catch {
+    return null;
+  }
 }

@@ -153,9 +153,9 @@ function temporalServerPid(): number {
 
 /** The cluster's server processes by name: Temporal's services, its PostgreSQL (every backend), etcd. */
 function clusterServerProcesses(): Record<string, number[]> {
-  const pidOf = (name: string) => Number(fs.readFileSync(path.join(CLUSTER_STATE, 'pids', name), 'utf8'));
+  const pidOf = (name: string) => Number(fs.readFileSync(path.join(CLUSTER.stateDir, 'pids', name), 'utf8'));
   const postmaster = Number(
-    fs.readFileSync(path.join(CLUSTER_STATE, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0],
+    fs.readFileSync(path.join(CLUSTER.stateDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0],
   );
   const backends = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' })
     .split('\n')
@@ -167,7 +167,6 @@ function clusterServerProcesses(): Record<string, number[]> {
     ...Object.fromEntries(Object.keys(CLUSTER.etcdMembers).map((name) => [name, [pidOf(name)]])),
   };
 }
-const CLUSTER_STATE = process.env.LOCKWARDEN_CLUSTER_DIR ?? '/var/lib/lockwarden/cluster';
 
 /** A reading of each named group of processes (a process gone since is read as 0). */
 function sumOverProcesses(
@@ -201,7 +200,7 @@ function postgresRowsWritten(): number {
       '-h',
       '127.0.0.1',
       '-p',
-      '15532',
+      String(CLUSTER.postgresPort),
       '-U',
       'temporal',
       '-d',

@@ -95,11 +95,11 @@ export async function clusterSite(): Promise<CampaignSite> {
   const relay = new FaultyLink(
     { host: resourceUrl.hostname, port: Number(resourceUrl.port) },
     0,
-    '10.88.0.1',
+    CLUSTER.bridgeAddress,
   );
   await relay.start();
   const relayed = new URL(postgresResource);
-  relayed.hostname = '10.88.0.1';
+  relayed.hostname = CLUSTER.bridgeAddress;
   relayed.port = String(relay.port);
   return {
     temporalAddress: CLUSTER.temporalAddress,

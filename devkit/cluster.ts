@@ -10,7 +10,12 @@ const SCRIPT = path.join(__dirname, '..', 'scripts', 'cluster.sh');
 /** Where the cluster's parts listen (scripts/cluster.sh keeps the same table). */
 export const CLUSTER = {
   temporalAddress: '10.88.0.2:7233',
-  uiUrl: 'http://10.88.0.6:8080',
+  /** This host's address on the cluster's bridge: what the hosts reach it by. */
+  bridgeAddress: '10.88.0.1',
+  /** Temporal's PostgreSQL, on this host's loopback. */
+  postgresPort: 15532,
+  /** Where the script keeps pids, logs and data. */
+  stateDir: process.env.LOCKWARDEN_CLUSTER_DIR ?? '/var/lib/lockwarden/cluster',
   etcdMembers: { 'etcd-1': '10.88.0.11', 'etcd-2': '10.88.0.12', 'etcd-3': '10.88.0.13' },
   lockServiceUrl: 'etcd://10.88.0.11:2379,10.88.0.12:2379,10.88.0.13:2379',
   /** The lock workers' hosts (network namespaces) and the task queue their workers poll. */

@@ -114,19 +114,22 @@ fence_model_host() {
 pids="$state/pids"
 logs="$state/logs"
 alive() { [ -f "$pids/$1" ] && kill -0 "$(cat "$pids/$1")" 2>/dev/null; }
-# Starts a process in the background, its pid and log under the state directory.
+# Starts a process in the background in a process group of its own (setsid: its pid is the group's),
+# its pid and log under the state directory.
 launch() {
   local name="$1"; shift
-  nohup "$@" >>"$logs/$name.log" 2>&1 &
+  setsid nohup "$@" >>"$logs/$name.log" 2>&1 </dev/null &
   echo $! >"$pids/$name"
 }
+# Signals the whole group: a worker runs under tsx, whose node child would outlive its parent and keep
+# the old code running (and its metrics port taken) after a kill.
 stop_process() {
   local name="$1" signal="${2:-TERM}" pid
   [ -f "$pids/$name" ] || return 0
   pid="$(cat "$pids/$name")"
-  kill "-$signal" "$pid" 2>/dev/null || true
-  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -9 "$pid" 2>/dev/null || true
+  kill "-$signal" -- "-$pid" 2>/dev/null || kill "-$signal" "$pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 -- "-$pid" 2>/dev/null || kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 -- "-$pid" 2>/dev/null || kill -9 "$pid" 2>/dev/null || true
   rm -f "$pids/$name"
 }
 wait_for() {

@@ -1,6 +1,7 @@
 // The cluster scripts/cluster.sh runs on this machine, as the tests, the fault campaign and the
 // benches drive it: its addresses, bringing it up, and the faults a cluster meets.
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
@@ -52,6 +53,19 @@ export const healHost = (host: EtcdMember | LockHost) => cluster('fault', 'heal'
 /** Throttles the links between etcd members to `kbit` (peer traffic only), or lifts it. */
 export const slowEtcdPeers = (kbit: number) => cluster('fault', 'slow', String(kbit));
 export const unslowEtcdPeers = () => cluster('fault', 'unslow');
+
+/** The events of one kind the lock workers logged (their JSON log lines under the state directory). */
+export function lockWorkerLogEvents(event: string): Record<string, unknown>[] {
+  return CLUSTER.lockHosts.flatMap((host) => {
+    const file = path.join(CLUSTER.stateDir, 'logs', `${host}.log`);
+    if (!fs.existsSync(file)) return [];
+    return fs
+      .readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('{') && line.includes(`"event":"${event}"`))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  });
+}
 
 /** The member etcd's Raft says leads now, or null while there is none (an election). */
 export async function etcdLeader(): Promise<EtcdMember | null> {

@@ -34,6 +34,7 @@ import { quietBundlerLogger } from '../devkit/temporal';
 import { freshSqlitePath, unique } from '../devkit/tempFiles';
 import { openLockService } from '../locks/openLockService';
 import { compareTokens } from '../policy/lockContract/tokens';
+import { acquisitionWorkflowId } from '../policy/constants';
 import { WORKFLOWS_PATH } from '../worker/createWorker';
 import type { CallCounts } from './scale/countingLocks';
 import { wholeNumber, wholeNumbers } from './cliArgs';
@@ -151,6 +152,17 @@ function temporalServerPid(): number {
   return Number(out.trim().split('\n')[0]);
 }
 
+/**
+ * The dev server's process, and with etcd the lock server's: the single-process counterparts of the
+ * cluster's services and members, read the same way.
+ */
+function devServerProcesses(): Record<string, number[]> {
+  if (options.backend !== 'etcd') return { 'dev server': [temporalServerPid()] };
+  const etcdPort = new URL(SERVER_URLS.etcd.replace(/^etcd:/, 'http:')).port;
+  const etcd = execFileSync('pgrep', ['-f', `listen-client-urls http://127.0.0.1:${etcdPort}`]).toString();
+  return { 'dev server': [temporalServerPid()], etcd: [Number(etcd.trim().split('\n')[0])] };
+}
+
 /** The cluster's server processes by name: Temporal's services, its PostgreSQL (every backend), etcd. */
 function clusterServerProcesses(): Record<string, number[]> {
   const pidOf = (name: string) => Number(fs.readFileSync(path.join(CLUSTER.stateDir, 'pids', name), 'utf8'));
@@ -213,13 +225,25 @@ function postgresRowsWritten(): number {
   return Number(out.trim());
 }
 
-/** How many keys and leases the cluster's etcd holds, read through its JSON gateway. */
-async function etcdCounts(): Promise<{ keys: number; leases: number }> {
+/**
+ * How many keys and leases the cluster's etcd holds, read through its JSON gateway, and the watchers
+ * open on all its members (each member counts the watches of the clients connected to it).
+ */
+async function etcdCounts(): Promise<{ keys: number; leases: number; watchers: number }> {
   const ask = async (member: string, api: string, body: object) =>
     (await (
       await fetch(`http://${member}:2379/v3/${api}`, { method: 'POST', body: JSON.stringify(body) })
     ).json()) as { count?: string; leases?: unknown[] };
-  for (const member of Object.values(CLUSTER.etcdMembers)) {
+  const watchersOn = async (member: string) => {
+    const metrics = await (await fetch(`http://${member}:2379/metrics`)).text();
+    return Number(/^etcd_debugging_mvcc_watcher_total (\d+)/m.exec(metrics)?.[1] ?? NaN);
+  };
+  const members = Object.values(CLUSTER.etcdMembers);
+  const watchers = (await Promise.all(members.map((m) => watchersOn(m).catch(() => 0)))).reduce(
+    (a, b) => a + b,
+    0,
+  );
+  for (const member of members) {
     try {
       const all = {
         key: Buffer.from('\0').toString('base64'),
@@ -227,7 +251,7 @@ async function etcdCounts(): Promise<{ keys: number; leases: number }> {
       };
       const keys = await ask(member, 'kv/range', { ...all, count_only: true });
       const leases = await ask(member, 'lease/leases', {});
-      return { keys: Number(keys.count ?? 0), leases: leases.leases?.length ?? 0 };
+      return { keys: Number(keys.count ?? 0), leases: leases.leases?.length ?? 0, watchers };
     } catch {
       // the next member
     }
@@ -248,8 +272,8 @@ interface Row {
   serverCpuByProcess: Record<string, number>;
   /** Bytes the persistence's processes wrote to storage a second; rows a second where it is PostgreSQL. */
   persistence: { bytesPerS: number; rowsPerS: number | null };
-  /** Keys and leases the row's holders and parked waiters added to the cluster's etcd. */
-  etcd: { keys: number; leases: number } | null;
+  /** Keys and leases the row's holders and parked waiters added to the cluster's etcd; its watchers. */
+  etcd: { keys: number; leases: number; watchers: number } | null;
   callsPerS: number;
   renewalsPerS: number;
   byMethod: CallCounts;
@@ -326,6 +350,9 @@ async function measure(
   const started: string[] = [];
   const keptAlive: HolderKeepAlive[] = [];
   const holderIds: string[] = [];
+  // Every session's release key, kept here: a client process remembers only its newest 10,000, and
+  // a row starts more sessions than that.
+  const releaseKeys = new Map<string, string>();
   try {
     while (!fs.existsSync(countsFile)) await delay(200);
     const run = unique('run');
@@ -341,6 +368,7 @@ async function measure(
       );
       started.push(session.workflowId);
       holderIds.push(session.workflowId);
+      releaseKeys.set(session.workflowId, session.releaseKey);
       const answer = await awaitLeaseOf(client, session.workflowId);
       if (answer.status !== 'acquired') throw new Error(`holder of ${key} did not acquire`);
       if (holders === 'kept-alive')
@@ -363,6 +391,7 @@ async function measure(
           placement,
         );
         started.push(session.workflowId);
+        releaseKeys.set(session.workflowId, session.releaseKey);
         // Its ticket is taken (or, where the holder lost its lease, the key granted) before the next
         // one starts.
         const placed = async () =>
@@ -379,12 +408,12 @@ async function measure(
     await delay(15_000);
 
     const workerPid = worker.pid!;
-    const servers = options.cluster ? clusterServerProcesses() : { 'dev server': [temporalServerPid()] };
+    const servers = options.cluster ? clusterServerProcesses() : devServerProcesses();
     const serverCpu = () => sumOverProcesses(servers, cpuSeconds);
     const sample = starts.filter((_, j) => j % Math.max(1, Math.floor(waiters / 50)) === 0).slice(0, 50);
     const historyLengths = () =>
       mapConcurrently(sample, 10, async ({ key, requester }) => {
-        const described = await client.workflow.getHandle(`lock/${key}/${requester}`).describe();
+        const described = await client.workflow.getHandle(acquisitionWorkflowId(key, requester)).describe();
         return described.historyLength;
       });
     const holderSample = holderIds.slice(0, 50);
@@ -415,7 +444,11 @@ async function measure(
     // What this row's holders and waiters added to etcd (other runs' keys may be there too).
     const etcd =
       parkedEtcd && etcdAtStart
-        ? { keys: parkedEtcd.keys - etcdAtStart.keys, leases: parkedEtcd.leases - etcdAtStart.leases }
+        ? {
+            keys: parkedEtcd.keys - etcdAtStart.keys,
+            leases: parkedEtcd.leases - etcdAtStart.leases,
+            watchers: parkedEtcd.watchers,
+          }
         : null;
     await delay(options.idleS * 1_000);
     const clientCpu = process.cpuUsage(afterHistoryRead.client);
@@ -487,13 +520,16 @@ async function measure(
         let previous: string | null = null;
         // A holder whose session already ended (its lease lost while the worker was overloaded) has
         // nothing to release: its lease runs out, and the head takes the key after it.
-        const holderLost = await release(client, { key: queue.key, holder: `${queue.key}-holder` }).then(
-          (answer) => !answer.ok,
-          () => true,
-        );
+        const releaseOf = (holder: string) =>
+          release(
+            client,
+            { key: queue.key, holder },
+            { releaseKey: releaseKeys.get(acquisitionWorkflowId(queue.key, holder))! },
+          );
+        const holderLost = !(await releaseOf(`${queue.key}-holder`)).ok;
         for (const requester of queue.waiters) {
           const answer = await Promise.race([
-            awaitLeaseOf(client, `lock/${queue.key}/${requester}`),
+            awaitLeaseOf(client, acquisitionWorkflowId(queue.key, requester)),
             delay(120_000).then(() => null),
           ]);
           if (!answer || answer.status !== 'acquired') {
@@ -502,7 +538,7 @@ async function measure(
           }
           if (previous !== null && compareTokens(answer.lease.token, previous) <= 0) fifoBroken++;
           previous = answer.lease.token;
-          await release(client, { key: queue.key, holder: requester });
+          await releaseOf(requester);
         }
         return { lost, fifoBroken, holderLost };
       });
@@ -657,7 +693,9 @@ async function main(): Promise<void> {
         Object.entries(r.serverCpuByProcess)
           .map(([name, cpu]) => `${name} ${(cpu * 100).toFixed(1)} %`)
           .join(', ') +
-        (r.etcd ? `; the row added ${r.etcd.keys} keys and ${r.etcd.leases} leases to etcd` : ''),
+        (r.etcd
+          ? `; the row added ${r.etcd.keys} keys and ${r.etcd.leases} leases to etcd, which had ${r.etcd.watchers} watchers open`
+          : ''),
     );
     fs.writeFileSync(
       out,

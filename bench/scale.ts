@@ -163,6 +163,27 @@ function devServerProcesses(): Record<string, number[]> {
   return { 'dev server': [temporalServerPid()], etcd: [Number(etcd.trim().split('\n')[0])] };
 }
 
+/**
+ * A lock service that already holds leases or tickets (an earlier run stopped before its drain) would
+ * have the worker's sweep wake and drop them through the idle window, counted as the row's cost: a run
+ * starts only on a lock service with nothing live. SQLite rows each get a fresh file.
+ */
+async function refuseLeftovers(): Promise<void> {
+  if (options.backend === 'sqlite') return;
+  const url = options.cluster ? CLUSTER.lockServiceUrl : SERVER_URLS[options.backend];
+  const locks = await openLockService(url);
+  try {
+    const [held, waiting] = await Promise.all([locks.holdings(), locks.waits()]);
+    if (held.length || waiting.length)
+      throw new Error(
+        `${url} holds ${held.length} leases and ${waiting.length} tickets from another run: let the leases run ` +
+          'out and clear the tickets (or restart the lock server on fresh data) before measuring',
+      );
+  } finally {
+    await locks.close();
+  }
+}
+
 /** The cluster's server processes by name: Temporal's services, its PostgreSQL (every backend), etcd. */
 function clusterServerProcesses(): Record<string, number[]> {
   const pidOf = (name: string) => Number(fs.readFileSync(path.join(CLUSTER.stateDir, 'pids', name), 'utf8'));
@@ -668,6 +689,7 @@ async function main(): Promise<void> {
     execFileSync('bash', [path.join(__dirname, '..', 'scripts', 'lock-servers.sh'), 'start'], {
       stdio: 'ignore',
     });
+  await refuseLeftovers();
   const bundlePath = path.join(os.tmpdir(), `${unique('scale-bundle')}.js`);
   const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
   fs.writeFileSync(bundlePath, bundle.code);

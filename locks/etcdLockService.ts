@@ -1,7 +1,7 @@
 // The etcd backend: a lease key bound to an etcd lease, grants as transactions on its absence.
 import { CorruptLockStateError } from '../policy/errors';
 import { type EventEmitter, once } from 'node:events';
-import { Etcd3, type IKeyValue } from 'etcd3';
+import { Etcd3, type IKeyValue, Range } from 'etcd3';
 import {
   type AcquireAttempt,
   ABSOLUTE_MAX_TTL_MS,
@@ -37,7 +37,17 @@ interface EtcdLockServiceOptions {
   /** Client URLs, e.g. `http://127.0.0.1:2379`. */
   hosts: string[];
   maxTtlMs?: number;
+  /** Most keys one read of a whole prefix (every lease, every ticket) asks for at a time. */
+  rangePage?: number;
 }
+
+/**
+ * A page of a whole-prefix read. etcd's client refuses an answer over 4 MiB, and one refused read
+ * opens its circuit breaker, failing every call for a while (renewals too): one read of every lease
+ * failed so from about 27,000 leases, and of every ticket's name from about 100,000 tickets. A page of
+ * 1,000 leases or tickets (a few hundred bytes each) stays far below.
+ */
+const RANGE_PAGE = 1_000;
 
 // etcd grants lease TTLs in whole seconds and never below its own floor (about 1.5 x the election timeout).
 const ETCD_MIN_TTL_S = 2;
@@ -74,10 +84,12 @@ export class EtcdLockService implements LockService {
   readonly minTtlMs = ETCD_MIN_TTL_S * 1000;
   private readonly client: Etcd3;
   private readonly maxTtlMs: number;
+  private readonly rangePage: number;
 
   constructor(options: EtcdLockServiceOptions) {
     this.client = new Etcd3({ hosts: options.hosts, dialTimeout: 3_000 });
     this.maxTtlMs = options.maxTtlMs ?? ABSOLUTE_MAX_TTL_MS;
+    this.rangePage = options.rangePage ?? RANGE_PAGE;
   }
 
   async tryAcquire(input: TryAcquireRequest): Promise<AcquireAttempt> {
@@ -159,7 +171,7 @@ export class EtcdLockService implements LockService {
   }
 
   async holdings(): Promise<Holding[]> {
-    const kvs = (await this.client.getAll().prefix(LEASE_PREFIX).exec()).kvs.filter(storedByUs);
+    const kvs = (await this.everyKeyUnder(LEASE_PREFIX)).filter(storedByUs);
     return Promise.all(
       kvs.map(async (kv) => {
         const value = storedJson<LeaseValue>(kv);
@@ -175,7 +187,7 @@ export class EtcdLockService implements LockService {
   }
 
   async waits(): Promise<Wait[]> {
-    const kvs = (await this.client.getAll().prefix(WAIT_PREFIX).exec()).kvs.filter(storedByUs);
+    const kvs = (await this.everyKeyUnder(WAIT_PREFIX)).filter(storedByUs);
     const byKey = new Map<string, IKeyValue[]>();
     for (const kv of kvs) {
       const [encodedKey] = kv.key.toString().slice(WAIT_PREFIX.length).split('/');
@@ -193,15 +205,13 @@ export class EtcdLockService implements LockService {
   }
 
   /**
-   * etcd has no index of a prefix's distinct keys, so this reads the names (not the values) of every
-   * ticket and every lease, then the tickets of the keys no lease holds: the one backend where a
-   * sweep's cost follows the waiters (bench/queueCost.ts measures it).
+   * etcd has no index of a prefix's distinct keys, so this reads every ticket and every lease (a page
+   * at a time), then the tickets of the keys no lease holds: the one backend where a sweep's cost
+   * follows the waiters (bench/queueCost.ts measures it).
    */
   async stalledQueues(): Promise<StalledQueue[]> {
-    const [ticketNames, leaseNames] = await Promise.all([
-      this.client.getAll().prefix(WAIT_PREFIX).keys(),
-      this.client.getAll().prefix(LEASE_PREFIX).keys(),
-    ]);
+    const names = async (prefix: string) => (await this.everyKeyUnder(prefix)).map((kv) => kv.key.toString());
+    const [ticketNames, leaseNames] = await Promise.all([names(WAIT_PREFIX), names(LEASE_PREFIX)]);
     const held = new Set(leaseNames.map((name) => name.slice(LEASE_PREFIX.length)));
     const free = new Set(
       ticketNames.map((name) => name.slice(WAIT_PREFIX.length).split('/')[0]!).filter((k) => !held.has(k)),
@@ -221,7 +231,7 @@ export class EtcdLockService implements LockService {
    */
   async leasesRunningLow(fractionLeft: number): Promise<LowLease[]> {
     const fraction = parseOrThrow(fractionLeftSchema, fractionLeft, 'leasesRunningLow fraction');
-    const kvs = (await this.client.getAll().prefix(LEASE_PREFIX).exec()).kvs.filter(storedByUs);
+    const kvs = (await this.everyKeyUnder(LEASE_PREFIX)).filter(storedByUs);
     const now = Date.now();
     const leases = await Promise.all(
       kvs.map(async (kv): Promise<LowLease> => {
@@ -324,13 +334,34 @@ export class EtcdLockService implements LockService {
     return ownerRefusal(holder, token, Number.POSITIVE_INFINITY, target, now);
   }
 
+  /**
+   * Every key under `prefix`, a page at a time (RANGE_PAGE), all pages read at the first page's
+   * revision: the same snapshot one read would give, as long as etcd has not compacted it meanwhile
+   * (then the read fails, and the caller's next sweep reads again).
+   */
+  private async everyKeyUnder(prefix: string): Promise<IKeyValue[]> {
+    const { end } = Range.prefix(prefix);
+    const kvs: IKeyValue[] = [];
+    let start = Buffer.from(prefix);
+    let revision: string | undefined;
+    for (;;) {
+      const read = this.client.getAll().inRange(new Range(start, end)).limit(this.rangePage);
+      const page = await (revision ? read.revision(revision) : read).exec();
+      revision ??= page.header.revision;
+      kvs.push(...page.kvs);
+      if (!page.more || page.kvs.length === 0) return kvs;
+      // The next page starts just past the last key read.
+      start = Buffer.concat([page.kvs[page.kvs.length - 1]!.key, Buffer.from([0])]);
+    }
+  }
+
   private async readLease(key: string): Promise<{ kv: IKeyValue; value: LeaseValue } | null> {
     const kv = (await this.client.get(leaseKeyOf(key)).exec()).kvs[0];
     return kv ? { kv, value: storedJson<LeaseValue>(kv) } : null;
   }
 
   private async ticketsOf(key: string): Promise<(Ticket & { lease: string })[]> {
-    return ticketsFrom((await this.client.getAll().prefix(waitPrefixOf(key)).exec()).kvs);
+    return ticketsFrom(await this.everyKeyUnder(waitPrefixOf(key)));
   }
 
   private async lastToken(key: string): Promise<string | null> {

@@ -1,5 +1,5 @@
 // The etcd backend reads every lease and every ticket a page at a time: one answer over the etcd
-// client's 4 MiB limit fails (and opens the client's circuit breaker) from about 27,000 leases. With
+// client's 4 MiB limit fails (and opens the client's circuit breaker) from about 29,000 keys. With
 // pages of two keys, every whole-prefix read here spans several pages, on a real etcd server.
 import { EtcdLockService } from '../locks/etcdLockService';
 import { lockServiceUrlSchema } from '../locks/openLockService';

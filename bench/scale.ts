@@ -21,7 +21,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTemporal } from '../temporal/closeSafeRetries';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { mapConcurrently } from '../client/concurrency';
@@ -694,7 +695,7 @@ async function main(): Promise<void> {
   const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
   fs.writeFileSync(bundlePath, bundle.code);
   const workerScript = compiledWorker();
-  const client = new Client({ connection: await Connection.connect({ address: serverAddress() }) });
+  const client = new Client({ connection: await connectTemporal({ address: serverAddress() }) });
   const header = [
     `scale, ${options.cluster ? "the cluster (scripts/cluster.sh: Temporal's services on PostgreSQL, three-member etcd)" : `${options.backend}, ${options.projectServer ? "the project's dev server" : 'a fresh dev server'}`}, idle window ${options.idleS} s, ${os.cpus().length} cores, workflow cache ${options.maxCached ?? 'the worker default'}, ${new Date().toISOString()}`,
     '',

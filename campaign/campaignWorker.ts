@@ -2,7 +2,8 @@
 // workflow and its fenced-write activity, on a lock service whose answers it journals. The runner
 // starts three, and its nemesis pauses, kills and replaces them.
 import { setTimeout as delay } from 'node:timers/promises';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTemporal } from '../temporal/closeSafeRetries';
 import { Context } from '@temporalio/activity';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { answeredWithin } from '../activities/leaseKeeper';
@@ -47,7 +48,7 @@ async function main(): Promise<void> {
     postgresUrl: env('CAMPAIGN_POSTGRES_RESOURCE'),
   });
   const connection = await connectWhenUp(() => NativeConnection.connect({ address }));
-  const client = new Client({ connection: await connectWhenUp(() => Connection.connect({ address })) });
+  const client = new Client({ connection: await connectWhenUp(() => connectTemporal({ address })) });
   const activities: CampaignActivities = {
     // The work done under the lock, record by record: a pause anywhere here makes the next write stale.
     // Before each write the holder proves its lease at the service (holder, token, and more than

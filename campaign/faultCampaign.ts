@@ -7,7 +7,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTemporal } from '../temporal/closeSafeRetries';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { Command, Option } from 'commander';
 import { quietBundlerLogger } from '../devkit/temporal';
@@ -99,7 +100,7 @@ async function main(): Promise<number> {
     ...(site.hostOf ? { hostOf: site.hostOf } : {}),
   });
   pool.startAll();
-  const client = new Client({ connection: await Connection.connect({ address: site.temporalAddress }) });
+  const client = new Client({ connection: await connectTemporal({ address: site.temporalAddress }) });
   const nemesis = new Nemesis(
     random,
     {

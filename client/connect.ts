@@ -1,5 +1,6 @@
 // Connecting a client to Temporal, from options or the environment.
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTemporal } from '../temporal/closeSafeRetries';
 import { DEFAULT_NAMESPACE, DEFAULT_TEMPORAL_ADDRESS } from '../policy/constants';
 
 /** How a client reaches Temporal; defaults match the local dev server. */
@@ -10,7 +11,7 @@ export interface ClientTarget {
 
 /** Connects a Temporal client; the caller closes `client.connection` when done. */
 export async function connectClient(target: ClientTarget = {}): Promise<Client> {
-  const connection = await Connection.connect({
+  const connection = await connectTemporal({
     address: target.address ?? process.env.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS,
   });
   return new Client({

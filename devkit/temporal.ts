@@ -15,6 +15,7 @@ import { createSessionWaker } from '../activities/sessionSignals';
 import { temporalModelSwitch } from '../activities/modelSwitch';
 import { SqliteLockService } from '../locks/sqliteLockService';
 import { DEFAULT_TEMPORAL_ADDRESS } from '../policy/constants';
+import { closeSafeRetries } from '../temporal/closeSafeRetries';
 import { createLockwardenWorker, type LockwardenWorkerOptions, WORKFLOWS_PATH } from '../worker/createWorker';
 import { freshSqlitePath, unique } from './tempFiles';
 
@@ -52,7 +53,7 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
 
 /** A test environment connected to the dev server (never a downloaded one). */
 export function connectTestEnv(address: string = TEMPORAL_ADDRESS): Promise<TestWorkflowEnvironment> {
-  return TestWorkflowEnvironment.createFromExistingServer({ address });
+  return TestWorkflowEnvironment.createFromExistingServer({ address, plugins: [closeSafeRetries] });
 }
 
 /**

@@ -2,7 +2,8 @@
 // a three-member etcd, two lock-worker hosts and a model-worker host. What a cluster meets (a leader
 // dying, a host cut off, a history service restarting) must cost no lease, token or wake-up.
 import { execFileSync } from 'node:child_process';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTemporal } from '../temporal/closeSafeRetries';
 import { acquire, release, startAcquisition, stateOf } from '../client/lockwardenClient';
 import type { LockService } from '../locks/lockService';
 import { openLockService } from '../locks/openLockService';
@@ -55,7 +56,7 @@ describe('lockwarden on a cluster', () => {
 
   beforeAll(async () => {
     clusterUp();
-    client = new Client({ connection: await Connection.connect({ address: CLUSTER.temporalAddress }) });
+    client = new Client({ connection: await connectTemporal({ address: CLUSTER.temporalAddress }) });
     locks = await openLockService(CLUSTER.lockServiceUrl);
   }, 600_000);
   afterAll(async () => {

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `lockwarden-worker`: the lock worker's process, configured by the environment.
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTemporal } from '../temporal/closeSafeRetries';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import pino from 'pino';
 import { createAnthropicDecider } from '../activities/anthropicDecider';
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   // The activities' own client: a release wakes the next waiter with a signal sent from the activity.
   const client = new Client({
-    connection: await Connection.connect({ address: config.temporalAddress }),
+    connection: await connectTemporal({ address: config.temporalAddress }),
     namespace: config.namespace,
   });
   try {

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `lockwarden-model-worker`: the model role's process, with no lock-service setting.
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTemporal } from '../temporal/closeSafeRetries';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import pino from 'pino';
 import { createAnthropicDecider } from '../activities/anthropicDecider';
@@ -23,7 +24,7 @@ async function main(): Promise<void> {
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   // Reads the operators' kill switch (lockctl model off); nothing else of Temporal's is asked here.
   const client = new Client({
-    connection: await Connection.connect({ address: config.temporalAddress }),
+    connection: await connectTemporal({ address: config.temporalAddress }),
     namespace: config.namespace,
   });
   try {

@@ -1,7 +1,8 @@
 // The scale bench's worker: one lockwarden worker process, on a lock service whose calls it counts
 // and writes to SCALE_COUNTS every second, so the bench can read its CPU, memory and calls apart.
 import fs from 'node:fs';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTemporal } from '../../temporal/closeSafeRetries';
 import { NativeConnection } from '@temporalio/worker';
 import pino from 'pino';
 import { FileEscalationStore } from '../../activities/escalationStore';
@@ -25,7 +26,7 @@ async function main(): Promise<void> {
     await openLockService(env('LOCK_SERVICE_URL'), { maxTtlMs: 600_000 }),
   );
   const connection = await NativeConnection.connect({ address });
-  const client = new Client({ connection: await Connection.connect({ address }) });
+  const client = new Client({ connection: await connectTemporal({ address }) });
   const worker = await createLockwardenWorker({
     connection,
     namespace: 'default',

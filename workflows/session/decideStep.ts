@@ -79,7 +79,12 @@ export async function decideAfterDenial(
   });
   // The workflow's seeded, replay-safe generator.
   const input = { context, tuning, jitterSample: Math.random() };
-  const record = await unlessWoken(session, () => decide(input, session.decisions));
+  // A local activity is never cancelled: the SDK's core fails the workflow task, on every replay,
+  // when a wake-up cancels one whose result it already holds (docs/reliability.md). The policy answers
+  // in a millisecond; a wake-up during it still ends the park that follows at once.
+  const record = decidesLocally(input, session.decisions)
+    ? await decide(input, session.decisions)
+    : await unlessWoken(session, () => decide(input, session.decisions));
   if (record === 'woken') return 'woken';
   // The model's delay is jittered with the sample drawn above: the policy, which had it, did not answer.
   const rules = {
@@ -147,6 +152,11 @@ async function unlessWoken<T>(session: LockSession, work: () => Promise<T>): Pro
     watching.cancel();
     woken.catch(() => undefined);
   }
+}
+
+// Whether decide() answers in a local activity: the policy, by the session's choice or in an outage.
+function decidesLocally(input: PolicyInput, route: DecisionRoute): boolean {
+  return input.context.errorCode === 'UNAVAILABLE' || (!route.modelTaskQueue && route.byPolicy);
 }
 
 // The decision activity (here, or on the model worker's queue), or the policy when it has failed for

@@ -9,6 +9,9 @@ import {
 } from '@temporalio/client';
 import { type Interceptor, InterceptingCall, Metadata, status } from '@grpc/grpc-js';
 
+/** What grpc-js throws when a closed channel is asked for a call. */
+const CLOSED_CHANNEL = 'Channel has been shut down';
+
 /**
  * The client's retry interceptor schedules each retry with a timer that Connection.close() does not
  * clear. A retry that fires after the close asks the closed channel for a call, which throws
@@ -22,6 +25,7 @@ export const refuseCallsAfterClose: Interceptor = (options, nextCall) => {
   try {
     return new InterceptingCall(nextCall(options));
   } catch (error) {
+    if (!String(error).includes(CLOSED_CHANNEL)) throw error;
     const details = `the connection to Temporal was closed: ${String(error)}`;
     return new InterceptingCall(unstartedCall(), {
       start(_metadata, listener) {

@@ -98,6 +98,11 @@ export function createMetrics({ registry = new Registry(), keyLabels = false }: 
       labelNames: ['result'] as const,
       registers: [registry],
     }),
+    unresponsiveWaiters: new Counter({
+      name: 'lockwarden_unresponsive_waiters_total',
+      help: 'Heads the sweep took out of their queue: woken for a minute at a free key, and never tried',
+      registers: [registry],
+    }),
     fairnessViolations: new Counter({
       name: 'lockwarden_fairness_violations_total',
       help: 'Waiters found overtaken by a later arrival of their priority when a key changed hands',

@@ -4,7 +4,12 @@ import type { WorkerPlugin } from '@temporalio/worker';
 import { type QueueWakeDeps, wakeFirstLiving } from '../activities/sessionSignals';
 import type { Metrics } from '../activities/metrics';
 import { DEFAULT_QUEUE_SWEEP_MS, MAX_QUEUE_SWEEP_MS } from '../policy/constants';
-import { type LapsingLease, NOTHING_SEEN, queuesToWake } from '../policy/lockContract/stalledQueues';
+import {
+  type LapsingLease,
+  NOTHING_SEEN,
+  queuesToWake,
+  UNRESPONSIVE_HEAD_MS,
+} from '../policy/lockContract/stalledQueues';
 import { renewSilentLeases } from './silentLeases';
 
 /** What a sweep needs: what waking a queue needs, where renewals are counted, and how often to look. */
@@ -12,6 +17,8 @@ interface QueueSweepOptions extends QueueWakeDeps {
   metrics?: Metrics;
   /** At most MAX_QUEUE_SWEEP_MS: sessions count on that for their silent leases. */
   everyMs?: number;
+  /** How long a woken head may leave a free key untried before it is taken out (UNRESPONSIVE_HEAD_MS). */
+  unresponsiveHeadMs?: number;
 }
 
 /** The sweep's interval, checked: a slower sweep would let a silent lease run out. */
@@ -33,7 +40,7 @@ export function sweepIntervalMs(everyMs: number = DEFAULT_QUEUE_SWEEP_MS): numbe
  *   with no session to keep it (policy/lockContract/stalledQueues.ts). It is what tells a parked head
  *   that a lease ended when no session is left to tell it: the holder's session was terminated or
  *   timed out, the holder lives outside lockwarden, or the head woken by a release died before it
- *   tried.
+ *   tried. A head woken so for UNRESPONSIVE_HEAD_MS that never tried is taken out of the queue.
  *
  * Parked waiters watch nothing themselves and keepers heartbeat rarely, so this is the one periodic
  * cost of waiting, and it does not grow with the waiters. Runs until `signal` aborts; a failed sweep
@@ -42,6 +49,8 @@ export function sweepIntervalMs(everyMs: number = DEFAULT_QUEUE_SWEEP_MS): numbe
 async function sweepQueues(options: QueueSweepOptions, signal: AbortSignal): Promise<void> {
   const { locks, log } = options;
   const everyMs = sweepIntervalMs(options.everyMs);
+  const unresponsiveHeadMs = options.unresponsiveHeadMs ?? UNRESPONSIVE_HEAD_MS;
+  const unresponsiveAfterSweeps = Math.ceil(unresponsiveHeadMs / everyMs);
   let previous = NOTHING_SEEN;
   while (!signal.aborted) {
     try {
@@ -59,8 +68,16 @@ async function sweepQueues(options: QueueSweepOptions, signal: AbortSignal): Pro
       );
     }
     try {
-      const verdict = queuesToWake(previous, await locks.stalledQueues(), lapsing);
+      const verdict = queuesToWake(previous, await locks.stalledQueues(), lapsing, unresponsiveAfterSweeps);
       previous = verdict.seen;
+      for (const { key, requester } of verdict.unresponsive) {
+        await locks.leave({ key, requester });
+        options.metrics?.unresponsiveWaiters.inc();
+        log.warn(
+          { event: 'lock.skip-unresponsive-waiter', key, requester, wokenForMs: unresponsiveHeadMs },
+          'took a head that never tried after its wake-ups out of the queue; it queues again if it comes back',
+        );
+      }
       for (const queue of verdict.wake) {
         log.info(
           { event: 'lock.sweep-wake', key: queue.key, head: queue.waiters[0] },

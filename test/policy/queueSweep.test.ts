@@ -36,4 +36,41 @@ describe('which stalled queues a sweep wakes', () => {
     for (let sweep = 0; sweep < 2; sweep++) memory = queuesToWake(memory, []).seen;
     expect(queuesToWake(memory, [{ key: 'k', waiters: ['a'] }]).wake).toEqual([]);
   });
+
+  it('takes out a head seen stalled at more sweeps in a row than allowed, and wakes the one behind it', () => {
+    const queue = { key: 'k', waiters: ['a', 'b'] };
+    let verdict = queuesToWake(NOTHING_SEEN, [queue], [], 3);
+    for (let sweep = 2; sweep <= 3; sweep++) {
+      verdict = queuesToWake(verdict.seen, [queue], [], 3);
+      expect(verdict.unresponsive).toEqual([]);
+      expect(verdict.wake).toEqual([queue]);
+    }
+    verdict = queuesToWake(verdict.seen, [queue], [], 3);
+    expect(verdict.unresponsive).toEqual([{ key: 'k', requester: 'a' }]);
+    expect(verdict.wake).toEqual([{ key: 'k', waiters: ['b'] }]);
+    // The new head has its own count: seen anew at the next sweep, it is woken, not taken out.
+    verdict = queuesToWake(verdict.seen, [{ key: 'k', waiters: ['b'] }], [], 3);
+    expect(verdict.unresponsive).toEqual([]);
+  });
+
+  it('starts the count again when the head changes or the key is held in between', () => {
+    const queue = { key: 'k', waiters: ['a', 'b'] };
+    let verdict = queuesToWake(NOTHING_SEEN, [queue], [], 2);
+    verdict = queuesToWake(verdict.seen, [queue], [], 2);
+    verdict = queuesToWake(verdict.seen, [], [], 2); // held: the queue moved
+    for (let sweep = 0; sweep < 2; sweep++) {
+      verdict = queuesToWake(verdict.seen, [queue], [], 2);
+      expect(verdict.unresponsive).toEqual([]);
+    }
+    verdict = queuesToWake(verdict.seen, [{ key: 'k', waiters: ['b', 'a'] }], [], 2);
+    expect(verdict.unresponsive).toEqual([]);
+  });
+
+  it('takes nobody out by default', () => {
+    let verdict = queuesToWake(NOTHING_SEEN, [{ key: 'k', waiters: ['a'] }]);
+    for (let sweep = 0; sweep < 100; sweep++)
+      verdict = queuesToWake(verdict.seen, [{ key: 'k', waiters: ['a'] }]);
+    expect(verdict.unresponsive).toEqual([]);
+    expect(verdict.wake).toEqual([{ key: 'k', waiters: ['a'] }]);
+  });
 });

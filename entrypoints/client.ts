@@ -19,7 +19,7 @@ export {
   workflowUiUrl,
 } from '../client/lockwardenClient';
 export { type ClientTarget, connectClient } from '../client/connect';
-export { closeSafeRetries, connectTemporal } from '../temporal/closeSafeRetries';
+export { closeSafeRetries, connectTemporal, refuseCallsAfterClose } from '../temporal/closeSafeRetries';
 export { type HolderKeepAlive, keepHolderAlive } from '../client/holderKeepAlive';
 export {
   DEFAULT_HOLDER_TTL_MS,

@@ -773,6 +773,12 @@ export const withLockStoppedOnLoss = {
     job.catch(() => undefined);
     const sessionId = acquisitionWorkflowId(key, requester);
     await waitFor('the session holding', phaseIs(client, sessionId, 'holding'));
+    // The job under way: withLock proved the lease and started the hold. A loss before that would
+    // end the job before it ran, which is another test's case (a race this one lost in CI).
+    await waitFor(
+      'the job holding',
+      async () => timerSummaries(await historyOf(client, workflowId)).length === 1,
+    );
     // Another holder takes the key at the lock service: the session's next renewal finds its token.
     const lease = (await stateOf(client, sessionId)).lease!;
     await locks.release(lease);

@@ -29,10 +29,13 @@ export const refuseCallsAfterClose: Interceptor = (options, nextCall) => {
     const details = `the connection to Temporal was closed: ${String(error)}`;
     return new InterceptingCall(unstartedCall(), {
       start(_metadata, listener) {
-        // Answer on a later tick, as a real call would: the caller has not finished starting it.
-        setImmediate(() =>
-          listener.onReceiveStatus({ code: status.CANCELLED, details, metadata: new Metadata() }),
-        );
+        // Answer on a later tick, as a real call would: the caller has not finished starting it. A
+        // unary call that ends without a message reports a null one first (grpc-js does so), and
+        // the retry interceptor counts on it: without it, its final answer throws a TypeError.
+        setImmediate(() => {
+          listener.onReceiveMessage(null);
+          listener.onReceiveStatus({ code: status.CANCELLED, details, metadata: new Metadata() });
+        });
       },
       sendMessage() {},
       halfClose() {},

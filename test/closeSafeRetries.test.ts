@@ -25,12 +25,12 @@ describe('a connection closed while a call waits to be retried', () => {
     expect(stderr).toContain('grpc-retry');
   }, 30_000);
 
-  it("ends the call as cancelled on lockwarden's connection, and the process goes on", async () => {
+  it("ends the call as cancelled on lockwarden's connection, and one made after the close too", async () => {
     const { code, stdout, stderr } = await closeDuringRetry('guarded');
     expect(stderr).not.toContain('Channel has been shut down');
     expect(code).toBe(0);
-    expect(JSON.parse(stdout)).toEqual({
-      outcome: expect.stringMatching(/^rejected: .*CANCELLED: the connection to Temporal was closed/),
-    });
+    const closed = expect.stringMatching(/^rejected: .*CANCELLED: the connection to Temporal was closed/);
+    expect(JSON.parse(stdout)).toEqual({ outcome: closed, afterClose: closed });
+    expect(stderr).not.toContain('TypeError');
   }, 30_000);
 });

@@ -1,6 +1,7 @@
 // Run as a process of its own by test/closeSafeRetries.test.ts: connects to the dev server through a
 // link, takes the link away so that a call fails and is retried, closes the connection while the
-// call waits for its next try, and prints how the call ended (`guarded`: through connectTemporal).
+// call waits for its next try, and prints how the call ended and how a call made after the close
+// ends (`guarded`: through connectTemporal).
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { FaultyLink } from '../../campaign/faultyLink';
@@ -24,7 +25,13 @@ async function main(): Promise<void> {
   await connection.close();
   // Longer than the retry interceptor's longest back-off (5 s): a retry due after the close has run.
   const outcome = await Promise.race([call, delay(7_000).then(() => 'unsettled')]);
-  console.log(JSON.stringify({ outcome }));
+  // A call made after the close, which a closed channel refuses at once.
+  const afterClose = await connection.workflowService.getSystemInfo({}).then(
+    () => 'answered',
+    (error: unknown) => `rejected: ${String(error)}`,
+  );
+  await delay(500);
+  console.log(JSON.stringify({ outcome, afterClose }));
 }
 
 main().catch((error: unknown) => {

@@ -75,7 +75,7 @@ async function sweepQueues(options: QueueSweepOptions, signal: AbortSignal): Pro
         options.metrics?.unresponsiveWaiters.inc();
         log.warn(
           { event: 'lock.skip-unresponsive-waiter', key, requester, wokenForMs: unresponsiveHeadMs },
-          'took a head that never tried after its wake-ups out of the queue; it queues again if it comes back',
+          'took a head that never tried after its wake-ups out of its queue; it queues again if back',
         );
       }
       for (const queue of verdict.wake) {

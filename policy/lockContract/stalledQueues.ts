@@ -47,7 +47,7 @@ export interface UnresponsiveHead {
   requester: string;
 }
 
-/** What one sweep decides: the queues to wake now, the heads to take out, and what the next sweep compares with. */
+/** What one sweep decides: the queues to wake, the heads to take out, what the next sweep compares with. */
 interface SweepVerdict {
   wake: StalledQueueSeen[];
   unresponsive: UnresponsiveHead[];
@@ -55,13 +55,14 @@ interface SweepVerdict {
 }
 
 /**
- * Which stalled queues a sweep wakes, and which heads it takes out. A queue seen stalled once may be a hand-off on its way (the
- * release's wake-up not yet taken); seen twice, a sweep apart, behind the same head, nobody told its
- * head, because no session holds the key to tell it (the holder was terminated or lives outside
- * lockwarden, or the woken head's session died before it tried). A queue behind a lease this sweep or
- * an earlier one saw lapsing is woken at once: that lease ran out with nobody to release it, so no
- * hand-off is on its way, and the head learns of it within one sweep of the lease's end. A head seen
- * at more than `unresponsiveAfterSweeps` sweeps in a row (UNRESPONSIVE_HEAD_MS of them) is taken out.
+ * Which stalled queues a sweep wakes, and which heads it takes out. A queue seen stalled once may be
+ * a hand-off on its way (the release's wake-up not yet taken); seen twice, a sweep apart, behind the
+ * same head, nobody told its head, because no session holds the key to tell it (the holder was
+ * terminated or lives outside lockwarden, or the woken head's session died before it tried). A queue
+ * behind a lease this sweep or an earlier one saw lapsing is woken at once: that lease ran out with
+ * nobody to release it, so no hand-off is on its way, and the head learns of it within one sweep of
+ * the lease's end. A head seen at more than `unresponsiveAfterSweeps` sweeps in a row
+ * (UNRESPONSIVE_HEAD_MS of them) is taken out.
  */
 export function queuesToWake(
   previous: SweepMemory,

@@ -31,11 +31,16 @@ import {
   waitersOf,
 } from './grantRules';
 import type { LockRecord, LockService, LowLease, StalledQueue } from './lockService';
+import type { TlsFiles } from './lockServiceTls';
 
 /** Options of the etcd backend. */
 interface EtcdLockServiceOptions {
-  /** Client URLs, e.g. `http://127.0.0.1:2379`. */
+  /** Client URLs, e.g. `http://127.0.0.1:2379` (`https://` for TLS). */
   hosts: string[];
+  /** An RBAC user whose role covers the `lockwarden/` prefix. */
+  auth?: { username: string; password: string };
+  /** The server's CA, and a client certificate and key, for `https://` hosts. */
+  files?: TlsFiles;
   maxTtlMs?: number;
   /** Most keys one read of a whole prefix (every lease, every ticket) asks for at a time. */
   rangePage?: number;
@@ -87,7 +92,22 @@ export class EtcdLockService implements LockService {
   private readonly rangePage: number;
 
   constructor(options: EtcdLockServiceOptions) {
-    this.client = new Etcd3({ hosts: options.hosts, dialTimeout: 3_000 });
+    const { ca, cert, key } = options.files ?? {};
+    this.client = new Etcd3({
+      hosts: options.hosts,
+      dialTimeout: 3_000,
+      ...(options.auth ? { auth: options.auth } : {}),
+      // grpc's createSsl takes a null CA as "the system's": a client certificate alone is allowed.
+      ...(ca || cert
+        ? {
+            credentials: {
+              rootCertificate: ca ?? (null as unknown as Buffer),
+              privateKey: key,
+              certChain: cert,
+            },
+          }
+        : {}),
+    });
     this.maxTtlMs = options.maxTtlMs ?? ABSOLUTE_MAX_TTL_MS;
     this.rangePage = options.rangePage ?? RANGE_PAGE;
   }

@@ -1,18 +1,26 @@
 // Opens the lock service a URL names, checked on every call (checkedLockService.ts).
 import path from 'node:path';
 import { z } from 'zod';
-import { type CorruptLockStateError, describeIssues, InvalidConfigurationError } from '../policy/errors';
+import {
+  type CorruptLockStateError,
+  describeIssues,
+  InvalidConfigurationError,
+  LockServiceCredentialsRefusedError,
+} from '../policy/errors';
 import { checkedLockService } from './checkedLockService';
 import { credentialRefusal, credentialsChecked } from '../policy/lockContract/credentialRefusal';
 import type { LockService } from './lockService';
 import { withDriver } from './optionalDrivers';
 import { SqliteLockService } from './sqliteLockService';
+import { type EtcdTarget, parseEtcdUrl } from './lockServiceTls';
+import { probeTls } from '../temporal/tlsProbe';
 
 /** The embedded default: a SQLite file beside the checkout's other local state. */
 export const DEFAULT_LOCK_SERVICE_URL = `sqlite:${path.join('.data', 'locks.sqlite')}`;
 
 const ACCEPTED =
-  'sqlite:<path>, redis://host:port, postgres://user@host:port/db or etcd://host:port[,host:port]';
+  'sqlite:<path>, redis[s]://[user:password@]host:port, postgres://user[:password]@host:port/db[?sslmode=verify-full&...] ' +
+  'or etcd[s]://[user:password@]host:port[,host:port]';
 
 /** A lock service URL, parsed into the backend it names. */
 export const lockServiceUrlSchema = z
@@ -23,16 +31,14 @@ export const lockServiceUrlSchema = z
     if (!backend) ctx.addIssue({ code: 'custom', message: `must be one of ${ACCEPTED}` });
     return backend ?? z.NEVER;
   });
-const hostPort = /^[A-Za-z0-9.-]+:\d{1,5}$/;
 
 function parseBackend(url: string) {
   if (/^sqlite:.+/.test(url)) return { backend: 'sqlite' as const, path: url.slice('sqlite:'.length) };
   if (/^rediss?:\/\/[^\s]+$/.test(url)) return { backend: 'redis' as const, url };
   if (/^postgres(ql)?:\/\/[^\s]+$/.test(url)) return { backend: 'postgres' as const, url };
-  if (url.startsWith('etcd://')) {
-    const hosts = url.slice('etcd://'.length).split(',');
-    if (hosts.length && hosts.every((h) => hostPort.test(h)))
-      return { backend: 'etcd' as const, hosts: hosts.map((h) => `http://${h}`) };
+  if (/^etcds?:\/\//.test(url)) {
+    const target = parseEtcdUrl(url);
+    if (target) return { backend: 'etcd' as const, ...target };
   }
   return undefined;
 }
@@ -93,8 +99,23 @@ async function openBackend(url: string, options: { maxTtlMs?: number }): Promise
       return PostgresLockService.open({ connectionString: target.url, ...options });
     }
     case 'etcd': {
+      await refuseUntrustedTls(target);
       const { EtcdLockService } = await withDriver('etcd3', what, () => import('./etcdLockService'));
-      return new EtcdLockService({ hosts: target.hosts, ...options });
+      return new EtcdLockService({ hosts: target.hosts, auth: target.auth, files: target.files, ...options });
     }
   }
+}
+
+/**
+ * etcd's gRPC client reports a refused TLS handshake (a server certificate from another CA, a client
+ * certificate the server does not accept) only as "no connection established", which looks like an
+ * outage: one handshake of our own tells them apart, so a wrong CA stops the worker at start.
+ */
+async function refuseUntrustedTls(target: EtcdTarget): Promise<void> {
+  const first = target.hosts[0];
+  if (!first?.startsWith('https://')) return;
+  const { hostname, port } = new URL(first);
+  const code = await probeTls(hostname, Number(port), target.files);
+  if (code !== null && credentialRefusal({ code }) !== null)
+    throw new LockServiceCredentialsRefusedError(`TLS handshake with ${hostname}:${port}: ${code}`);
 }

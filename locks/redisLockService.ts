@@ -22,11 +22,15 @@ import {
 import { CorruptLockStateError } from '../policy/errors';
 import { type Ticket, waitersOf } from './grantRules';
 import type { LockRecord, LockService, LowLease, StalledQueue } from './lockService';
+import { takeTlsFiles } from './lockServiceTls';
 import { ACQUIRE, INSPECT, POSITION, RELEASE, RENEW, RUNNING_LOW, SNAPSHOT, STALLED } from './redisScripts';
 
 /** Options of the Redis backend. */
 interface RedisLockServiceOptions {
-  /** A `redis://` URL of a single Redis server (not Redis Cluster, not Redlock). */
+  /**
+   * A `redis://` or `rediss://` (TLS) URL of a single Redis server (not Redis Cluster, not Redlock),
+   * with an ACL user and password in it, and the TLS files in `sslrootcert`, `sslcert`, `sslkey`.
+   */
   url: string;
   maxTtlMs?: number;
 }
@@ -77,7 +81,10 @@ export class RedisLockService implements LockService {
     // and let open() fail with it; a dropped connection is retried, backing off to 2 s.
     const reconnectStrategy = (retries: number, cause: Error) =>
       credentialRefusal(cause) !== null ? cause : Math.min(50 * 2 ** retries, 2_000);
-    const client = createClient({ url: options.url, socket: { reconnectStrategy } }) as RedisClientType;
+    // rediss:// is TLS; its CA and client certificate come from the URL's sslrootcert, sslcert, sslkey.
+    const { url, files } = takeTlsFiles(options.url);
+    const tls = url.startsWith('rediss://') ? { tls: true as const, ...files } : {};
+    const client = createClient({ url, socket: { reconnectStrategy, ...tls } }) as RedisClientType;
     client.on('error', () => undefined); // surfaced to callers through the failed command instead
     await client.connect();
     return new RedisLockService(client, options.maxTtlMs ?? ABSOLUTE_MAX_TTL_MS);

@@ -5,6 +5,7 @@
 # ~/.local/state/lockwarden/servers): any checkout that restarts a server restarts it on the same data. Idempotent: `start` reuses a server that answers.
 #   scripts/lock-servers.sh install
 #   scripts/lock-servers.sh start|stop|restart|crash|status [redis|postgres|etcd ...]   (default: all)
+#   LOCKWARDEN_TLS=1 scripts/lock-servers.sh ...   the same over TLS with credentials (lock-servers-tls.sh)
 # `restart` keeps the data directory: tokens must survive it. `crash` is a restart after the server
 # dies without a clean shutdown (SIGKILL; PostgreSQL's immediate stop), for the fault campaign.
 set -euo pipefail
@@ -23,6 +24,7 @@ install() {
   local missing=()
   command -v redis-server >/dev/null || missing+=(redis-server)
   command -v etcd >/dev/null || missing+=(etcd-server)
+  command -v etcdctl >/dev/null || missing+=(etcd-client)
   [ -n "$(pg_bin)" ] || missing+=(postgresql)
   [ ${#missing[@]} -eq 0 ] && return 0
   local log; log="$(dirname "$data")/apt.log"
@@ -117,6 +119,12 @@ crash_etcd() {
   for _ in $(seq 1 50); do etcd_up || break; sleep 0.1; done
   rm -f "$data/etcd.pid"
 }
+
+# LOCKWARDEN_TLS=1: the same servers over TLS with credentials (scripts/lock-servers-tls.sh).
+if [ "${LOCKWARDEN_TLS:-0}" = 1 ]; then
+  # shellcheck source=lock-servers-tls.sh
+  source "$(dirname "${BASH_SOURCE[0]}")/lock-servers-tls.sh"
+fi
 
 status_of() { if "${1}_up"; then echo "$1: up"; else echo "$1: down"; return 1; fi; }
 

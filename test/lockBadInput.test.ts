@@ -92,7 +92,7 @@ describe.each(backendHarnesses())('bad input refused before it reaches $name', (
     if (!held.granted) throw new Error('setup: the key is held');
     token = held.lease.token;
     await locks.tryAcquire({ key, requester: 'waiter', ttlMs: 60_000 });
-    if (DEADLINE_TOLERANCE_MS[harness.name] > 0) await delay(FIXTURE_AGE_MS);
+    if (DEADLINE_TOLERANCE_MS[harness.backend] > 0) await delay(FIXTURE_AGE_MS);
   }, 10_000);
   afterAll(() => locks?.close());
 
@@ -106,7 +106,7 @@ describe.each(backendHarnesses())('bad input refused before it reaches $name', (
     const after = await stateOf(locks, key);
     expect({ ...after, leaseUntil: null }).toEqual({ ...before, leaseUntil: null });
     expect(Math.abs(after.leaseUntil! - before.leaseUntil!)).toBeLessThanOrEqual(
-      DEADLINE_TOLERANCE_MS[harness.name],
+      DEADLINE_TOLERANCE_MS[harness.backend],
     );
   }
   const property = (input: fc.Arbitrary<unknown>, call: (request: never) => Promise<unknown>) =>

@@ -22,7 +22,7 @@ function denied(attempt: AcquireAttempt): Denial {
 // etcd expires leases on its own lessor tick, up to about a second after the TTL.
 const expiryMargin = (locks: LockService) => (locks.backend === 'etcd' ? 1_500 : 300);
 
-describe.each(backendHarnesses())('lock service contract on $name', (harness) => {
+describe.each(backendHarnesses({ secure: true }))('lock service contract on $name', (harness) => {
   let locks: LockService;
   let key: string;
 

@@ -16,6 +16,13 @@ const ETCD_NAMES = new Set([
   'EtcdRoleNotGrantedError',
   'EtcdUserNotFoundError',
 ]);
+// TLS: the server's certificate is not from the CA the URL names, or the server refuses the client's
+// certificate. Neither mends itself with time, so both stop a worker at start like a wrong password.
+const TLS_CODES =
+  /^(UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|CERT_HAS_EXPIRED|CERT_UNTRUSTED|ERR_TLS_CERT_ALTNAME_INVALID|ERR_SSL_.*ALERT_(UNKNOWN_CA|BAD_CERTIFICATE|CERTIFICATE_REQUIRED|CERTIFICATE_UNKNOWN))$/;
+// The same refusals as gRPC (etcd's client) reports them: in the words of the status's details.
+const TLS_WORDS =
+  /self[- ]signed certificate|unable to verify the first certificate|unable to get (local )?issuer certificate|alert unknown ca|alert certificate required|alert bad certificate|certificate has expired|does not match certificate's altnames/i;
 // SQLite: the file cannot be written for want of permission.
 const SQLITE_CODES = new Set(['SQLITE_PERM', 'SQLITE_AUTH', 'SQLITE_READONLY', 'EACCES']);
 
@@ -28,8 +35,12 @@ export function credentialRefusal(error: unknown): string | null {
     const { code, name, message } = e as { code?: unknown; name?: unknown; message?: unknown };
     const text = typeof message === 'string' ? message : '';
     const refused =
-      (typeof code === 'string' && (POSTGRES_CODES.has(code) || SQLITE_CODES.has(code))) ||
+      (typeof code === 'string' &&
+        (POSTGRES_CODES.has(code) || SQLITE_CODES.has(code) || TLS_CODES.test(code))) ||
+      TLS_WORDS.test(text) ||
       (typeof name === 'string' && ETCD_NAMES.has(name)) ||
+      // etcd3's errors leave `name` as "Error": their class says which they are.
+      ETCD_NAMES.has((e as object).constructor?.name ?? '') ||
       REDIS_REPLY.test(text) ||
       ((code === 16 || code === 7) && /UNAUTHENTICATED|PERMISSION_DENIED/.test(text));
     if (refused) {

@@ -4,12 +4,14 @@ import os from 'node:os';
 import path from 'node:path';
 import type { LockService } from '../../locks/lockService';
 import { openLockService } from '../../locks/openLockService';
-import { SERVER_URLS } from '../../devkit/servers';
+import { SERVER_URLS, secureServerUrl } from '../../devkit/servers';
 import { freshSqlitePath } from '../../devkit/tempFiles';
 
 /** How the suites reach one backend on a real server, and how they restart that server. */
 export interface BackendHarness {
-  name: 'sqlite' | 'redis' | 'postgres' | 'etcd';
+  /** The backend, with "-tls" for the secure servers (TLS, a password, a client certificate). */
+  name: string;
+  backend: 'sqlite' | 'redis' | 'postgres' | 'etcd';
   url: string;
   open(): Promise<LockService>;
 }
@@ -18,20 +20,23 @@ const SCRIPT = path.join(__dirname, '..', '..', 'scripts', 'lock-servers.sh');
 
 export { SERVER_URLS };
 
-/** Every backend, each on its real server; the conformance suite runs unchanged against each. */
-export function backendHarnesses(): BackendHarness[] {
+/**
+ * Every backend, each on its real server; the conformance suite runs unchanged against each. With
+ * `secure`, also the three server backends as production runs them (LOCKWARDEN_TLS=1 servers).
+ */
+export function backendHarnesses(options: { secure?: boolean } = {}): BackendHarness[] {
   const sqliteUrl = `sqlite:${freshSqlitePath()}`;
+  const servers = ['redis', 'postgres', 'etcd'] as const;
+  const harness = (name: string, backend: BackendHarness['backend'], url: string): BackendHarness => ({
+    name,
+    backend,
+    url,
+    open: () => openLockService(url, { maxTtlMs: 60_000 }),
+  });
   return [
-    {
-      name: 'sqlite',
-      url: sqliteUrl,
-      open: () => openLockService(sqliteUrl, { maxTtlMs: 60_000 }),
-    },
-    ...(['redis', 'postgres', 'etcd'] as const).map((name) => ({
-      name,
-      url: SERVER_URLS[name],
-      open: () => openLockService(SERVER_URLS[name], { maxTtlMs: 60_000 }),
-    })),
+    harness('sqlite', 'sqlite', sqliteUrl),
+    ...servers.map((name) => harness(name, name, SERVER_URLS[name])),
+    ...(options.secure ? servers.map((name) => harness(`${name}-tls`, name, secureServerUrl(name))) : []),
   ];
 }
 

@@ -1,21 +1,18 @@
-// Connecting a client to Temporal, from options or the environment.
+// Connecting a client to Temporal, from options, the environment or a connection profile.
 import { Client } from '@temporalio/client';
 import { connectTemporal } from '../temporal/closeSafeRetries';
-import { DEFAULT_NAMESPACE, DEFAULT_TEMPORAL_ADDRESS } from '../policy/constants';
+import { connectOrExplain } from '../temporal/connectFailure';
+import { loadTemporalTarget, type TemporalProfileOptions } from '../temporal/connectionProfile';
 
-/** How a client reaches Temporal; defaults match the local dev server. */
-export interface ClientTarget {
-  address?: string;
-  namespace?: string;
-}
+/**
+ * How a client reaches Temporal. Unset fields come from the TEMPORAL_* variables and the profile in
+ * Temporal's config file, as the `temporal` CLI reads them; absent everything, the local dev server.
+ */
+export type ClientTarget = Omit<TemporalProfileOptions, 'env'>;
 
 /** Connects a Temporal client; the caller closes `client.connection` when done. */
 export async function connectClient(target: ClientTarget = {}): Promise<Client> {
-  const connection = await connectTemporal({
-    address: target.address ?? process.env.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS,
-  });
-  return new Client({
-    connection,
-    namespace: target.namespace ?? process.env.TEMPORAL_NAMESPACE ?? DEFAULT_NAMESPACE,
-  });
+  const temporal = loadTemporalTarget(target);
+  const connection = await connectOrExplain(temporal, () => connectTemporal(temporal.connectionOptions));
+  return new Client({ connection, namespace: temporal.namespace });
 }

@@ -14,6 +14,7 @@ import {
 import {
   describeIssues,
   InvalidLockRequestError,
+  isInvalidConfiguration,
   isInvalidLockRequest,
   isLockNotAcquired,
   LockNotAcquiredError,
@@ -38,6 +39,8 @@ import {
 } from './lockwardenClient';
 import { duration, printable, table } from './present';
 import { listSessions } from './sessionList';
+import { isDeniedByTemporal, PermissionDeniedError, permissionOf } from './permissionDenied';
+import { statusFromSessions } from './readOnlyStatus';
 
 /** lockctl's exit codes: scripts tell how an acquisition ended without parsing its output. */
 const EXIT = {
@@ -50,6 +53,8 @@ const EXIT = {
   notAcquired: 5,
   /** The lease was lost while lockctl held it (LEASE_LOST_EXIT, set where the hold ends). */
   leaseLost: LEASE_LOST_EXIT,
+  /** Temporal refused the command: the key or certificate lacks the namespace permission it needs. */
+  permissionDenied: 7,
 } as const;
 
 function wholeNumber(value: string): number {
@@ -58,8 +63,10 @@ function wholeNumber(value: string): number {
 }
 
 interface GlobalOptions {
-  address: string;
-  namespace: string;
+  address?: string;
+  namespace?: string;
+  profile?: string;
+  configFile?: string;
   taskQueue: string;
   ui: string;
   pin?: DeploymentVersion;
@@ -75,12 +82,21 @@ function deploymentVersion(value: string): DeploymentVersion {
 
 const program = new Command('lockctl')
   .description('Acquire and release lockwarden locks through Temporal')
+  // Temporal's connection as its CLI reads it: these flags over the TEMPORAL_* variables over the
+  // profile in the config file (TLS, client certificates, API keys and gRPC metadata live there).
   .option(
     '--address <host:port>',
-    'Temporal frontend address',
-    process.env.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS,
+    `Temporal frontend address (default: $TEMPORAL_ADDRESS, the profile, ${DEFAULT_TEMPORAL_ADDRESS})`,
   )
-  .option('--namespace <name>', 'Temporal namespace', process.env.TEMPORAL_NAMESPACE ?? DEFAULT_NAMESPACE)
+  .option(
+    '--namespace <name>',
+    `Temporal namespace (default: $TEMPORAL_NAMESPACE, the profile, ${DEFAULT_NAMESPACE})`,
+  )
+  .option('--profile <name>', 'connection profile in the config file (default: $TEMPORAL_PROFILE, "default")')
+  .option(
+    '--config-file <path>',
+    "Temporal's TOML config file (default: $TEMPORAL_CONFIG_FILE, the CLI's own)",
+  )
   .option(
     '--task-queue <name>',
     'task queue the lockwarden worker polls',
@@ -109,6 +125,14 @@ function withClient<A extends unknown[]>(
       const answer = await run(client, global, ...args);
       // JSON escapes C0 controls itself; printable() escapes the rest the same way, so it stays JSON.
       if (answer !== undefined) console.log(printable(JSON.stringify(answer)));
+    } catch (error) {
+      if (!isDeniedByTemporal(error)) throw error;
+      const [command = '', subcommand] = program.args;
+      throw new PermissionDeniedError(
+        `lockctl ${command}`,
+        client.options.namespace,
+        permissionOf(command, subcommand),
+      );
     } finally {
       await client.connection.close();
     }
@@ -410,7 +434,12 @@ program
   .option('--json', 'JSON, for scripts')
   .action(
     withClient(async (client, global, key: string, opts: { json?: boolean }) => {
-      const status = await statusOf(client, key, { taskQueue: global.taskQueue });
+      const status = await statusOf(client, key, { taskQueue: global.taskQueue }).catch((error: unknown) => {
+        // A read-only key may not start the workflow that reads the lock service: the sessions say instead.
+        if (isDeniedByTemporal(error)) return null;
+        throw error;
+      });
+      if (!status) return statusFromSessions(client, key, global.ui, opts.json ?? false);
       if (opts.json) return status;
       const clock = new Date(status.serviceTime).toISOString();
       const lines = [`${status.key} on ${status.backend} (service clock ${clock})`];
@@ -510,7 +539,8 @@ program
 program.parseAsync().catch((error: unknown) => {
   // A session that refused an operator's answer says why in the update's cause.
   const refused = error instanceof WorkflowUpdateFailedError;
-  const invalid = refused || isInvalidLockRequest(error) || error instanceof ZodError;
+  const invalid =
+    refused || isInvalidLockRequest(error) || isInvalidConfiguration(error) || error instanceof ZodError;
   console.error(
     error instanceof ZodError
       ? `invalid input: ${describeIssues(error).join('; ')}`
@@ -520,7 +550,15 @@ program.parseAsync().catch((error: unknown) => {
           ? error.message
           : String(error),
   );
-  process.exit(invalid ? EXIT.invalidInput : isLockNotAcquired(error) ? notAcquiredExit(error) : EXIT.failed);
+  process.exit(
+    invalid
+      ? EXIT.invalidInput
+      : isLockNotAcquired(error)
+        ? notAcquiredExit(error)
+        : error instanceof PermissionDeniedError
+          ? EXIT.permissionDenied
+          : EXIT.failed,
+  );
 });
 
 function notAcquiredExit(error: LockNotAcquiredError): number {

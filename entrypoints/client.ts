@@ -20,6 +20,18 @@ export {
 } from '../client/lockwardenClient';
 export { type ClientTarget, connectClient } from '../client/connect';
 export { closeSafeRetries, connectTemporal, refuseCallsAfterClose } from '../temporal/closeSafeRetries';
+export {
+  loadTemporalTarget,
+  type TemporalProfileOptions,
+  type TemporalTarget,
+} from '../temporal/connectionProfile';
+export { connectOrExplain, TemporalConnectError } from '../temporal/connectFailure';
+export {
+  isDeniedByTemporal,
+  type NamespacePermission,
+  PermissionDeniedError,
+  permissionOf,
+} from '../client/permissionDenied';
 export { type HolderKeepAlive, keepHolderAlive } from '../client/holderKeepAlive';
 export {
   DEFAULT_HOLDER_TTL_MS,

@@ -349,10 +349,11 @@ fault() {
 }
 
 case "${1:-}" in
+  build) build_binaries ;;
   up) up ;;
   down) down ;;
   status) status ;;
   env) env_lines ;;
   fault) shift; fault "$@" ;;
-  *) echo "usage: $0 up|down|status|env|fault ..." >&2; exit 2 ;;
+  *) echo "usage: $0 build|up|down|status|env|fault ..." >&2; exit 2 ;;
 esac

@@ -13,6 +13,7 @@ import {
 import { buildIdSchema, deploymentNameSchema } from '../policy/deploymentVersion';
 import { describeIssues, InvalidConfigurationError } from '../policy/errors';
 import { temporalEnvShape } from './temporalEnv';
+import { loadTemporalTarget, type TemporalTarget } from '../temporal/connectionProfile';
 import {
   ABSOLUTE_MAX_HOLD_MS,
   ABSOLUTE_MAX_HOLDER_TTL_MS,
@@ -86,8 +87,8 @@ export interface WorkerDeployment {
 
 /** The worker's configuration, read once from the environment at start. */
 export interface WorkerConfig {
-  temporalAddress: string;
-  namespace: string;
+  /** How to reach Temporal: the connection profile (TEMPORAL_* variables over the TOML profile). */
+  temporal: TemporalTarget;
   taskQueue: string;
   /**
    * The model worker's task queue: sessions ask for decisions there, and this worker holds no model
@@ -126,8 +127,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   if (!parsed.success) throw new InvalidConfigurationError(describeIssues(parsed.error));
   const c = parsed.data;
   return {
-    temporalAddress: c.TEMPORAL_ADDRESS,
-    namespace: c.TEMPORAL_NAMESPACE,
+    temporal: loadTemporalTarget({ env }),
     taskQueue: c.LOCKWARDEN_TASK_QUEUE,
     modelTaskQueue: c.LOCKWARDEN_MODEL_TASK_QUEUE ?? null,
     lockServiceUrl: c.LOCK_SERVICE_URL,

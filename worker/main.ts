@@ -2,6 +2,7 @@
 // `lockwarden-worker`: the lock worker's process, configured by the environment.
 import { Client } from '@temporalio/client';
 import { connectTemporal } from '../temporal/closeSafeRetries';
+import { connectOrExplain } from '../temporal/connectFailure';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import pino from 'pino';
 import { createAnthropicDecider } from '../activities/anthropicDecider';
@@ -48,22 +49,26 @@ async function main(): Promise<void> {
         sdkMetricsUrl: `http://${sdkMetricsAddress}/metrics`,
       })
     : null;
-  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  const connection = await connectOrExplain(config.temporal, () =>
+    NativeConnection.connect(config.temporal.connectionOptions),
+  );
   // The activities' own client: a release wakes the next waiter with a signal sent from the activity.
   const client = new Client({
-    connection: await connectTemporal({ address: config.temporalAddress }),
-    namespace: config.namespace,
+    connection: await connectOrExplain(config.temporal, () =>
+      connectTemporal(config.temporal.connectionOptions),
+    ),
+    namespace: config.temporal.namespace,
   });
   try {
-    const missing = await missingSearchAttributes(client, config.namespace);
+    const missing = await missingSearchAttributes(client, config.temporal.namespace);
     if (missing.length)
       throw new Error(
-        `namespace ${config.namespace} has not registered the search attribute(s) ${missing.join(', ')}: ` +
+        `namespace ${config.temporal.namespace} has not registered the search attribute(s) ${missing.join(', ')}: ` +
           'register them first (docs/operations.md, "Running on more than one machine"), or sessions would fail as they upsert them',
       );
     const worker = await createLockwardenWorker({
       connection,
-      namespace: config.namespace,
+      namespace: config.temporal.namespace,
       taskQueue: config.taskQueue,
       isolateExecutionTimeoutMs: config.isolateExecutionTimeoutMs,
       maxCachedWorkflows: config.maxCachedWorkflows,
@@ -93,6 +98,7 @@ async function main(): Promise<void> {
       );
     log.info(
       {
+        temporal: config.temporal.summary,
         taskQueue: config.taskQueue,
         backend: locks.backend,
         model: config.modelTaskQueue

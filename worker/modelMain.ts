@@ -2,6 +2,7 @@
 // `lockwarden-model-worker`: the model role's process, with no lock-service setting.
 import { Client } from '@temporalio/client';
 import { connectTemporal } from '../temporal/closeSafeRetries';
+import { connectOrExplain } from '../temporal/connectFailure';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import pino from 'pino';
 import { createAnthropicDecider } from '../activities/anthropicDecider';
@@ -21,16 +22,20 @@ async function main(): Promise<void> {
     redact: ['apiKey', '*.apiKey'],
   });
   Runtime.install({ logger: new DefaultLogger(config.logLevel === 'silent' ? 'ERROR' : 'WARN') });
-  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  const connection = await connectOrExplain(config.temporal, () =>
+    NativeConnection.connect(config.temporal.connectionOptions),
+  );
   // Reads the operators' kill switch (lockctl model off); nothing else of Temporal's is asked here.
   const client = new Client({
-    connection: await connectTemporal({ address: config.temporalAddress }),
-    namespace: config.namespace,
+    connection: await connectOrExplain(config.temporal, () =>
+      connectTemporal(config.temporal.connectionOptions),
+    ),
+    namespace: config.temporal.namespace,
   });
   try {
     const worker = await createModelWorker({
       connection,
-      namespace: config.namespace,
+      namespace: config.temporal.namespace,
       taskQueue: config.taskQueue,
       decider: config.model ? createAnthropicDecider(config.model) : null,
       drafter: config.model ? createAnthropicDrafter(config.model) : null,
@@ -38,7 +43,11 @@ async function main(): Promise<void> {
       client,
     });
     log.info(
-      { taskQueue: config.taskQueue, model: config.model?.model ?? 'none (deterministic policy)' },
+      {
+        temporal: config.temporal.summary,
+        taskQueue: config.taskQueue,
+        model: config.model?.model ?? 'none (deterministic policy)',
+      },
       'model worker polling',
     );
     await worker.run();

@@ -5,6 +5,7 @@ import { DEFAULT_MODEL_TASK_QUEUE } from '../policy/constants';
 import { describeIssues, InvalidConfigurationError } from '../policy/errors';
 import { loadModelConfig, MODEL_VARIABLES } from './modelConfig';
 import { temporalEnvShape } from './temporalEnv';
+import { loadTemporalTarget, type TemporalTarget } from '../temporal/connectionProfile';
 
 const modelWorkerEnvSchema = z.object({
   ...temporalEnvShape,
@@ -19,8 +20,8 @@ const MODEL_WORKER_VARIABLES: readonly string[] = [
 
 /** The model worker's configuration: where it polls, and the model it calls (null: the policy answers). */
 export interface ModelWorkerConfig {
-  temporalAddress: string;
-  namespace: string;
+  /** How to reach Temporal: the connection profile (TEMPORAL_* variables over the TOML profile). */
+  temporal: TemporalTarget;
   taskQueue: string;
   logLevel: z.infer<typeof modelWorkerEnvSchema>['LOG_LEVEL'];
   model: ModelConfig | null;
@@ -63,8 +64,7 @@ export function loadModelWorkerConfig(env: NodeJS.ProcessEnv = process.env): Mod
   const parsed = modelWorkerEnvSchema.safeParse(present);
   if (!parsed.success) throw new InvalidConfigurationError(describeIssues(parsed.error));
   return {
-    temporalAddress: parsed.data.TEMPORAL_ADDRESS,
-    namespace: parsed.data.TEMPORAL_NAMESPACE,
+    temporal: loadTemporalTarget({ env }),
     taskQueue: parsed.data.LOCKWARDEN_MODEL_TASK_QUEUE,
     logLevel: parsed.data.LOG_LEVEL,
     model: loadModelConfig(env),

@@ -1,13 +1,16 @@
-// How both worker roles reach Temporal and log: the variables they share.
+// How both worker roles reach Temporal and log: the variables they share. The connection itself
+// (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_PROFILE, TEMPORAL_TLS_*, TEMPORAL_API_KEY, ...) is
+// read by temporal/connectionProfile.ts as Temporal's CLI reads it; the forms are checked here.
 import { z } from 'zod';
-import { DEFAULT_NAMESPACE, DEFAULT_TEMPORAL_ADDRESS } from '../policy/constants';
 
 /** The variables both worker roles read to reach Temporal and to log. */
 export const temporalEnvShape = {
   TEMPORAL_ADDRESS: z
     .string()
     .regex(/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/, 'must be host:port')
-    .default(DEFAULT_TEMPORAL_ADDRESS),
-  TEMPORAL_NAMESPACE: z.string().min(1).default(DEFAULT_NAMESPACE),
+    .optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).optional(),
+  TEMPORAL_PROFILE: z.string().min(1).optional(),
+  TEMPORAL_CONFIG_FILE: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'silent']).default('info'),
 };

@@ -10,8 +10,7 @@ import { loadWorkerConfig } from '../../worker/config';
 describe('worker configuration', () => {
   it('defaults to the local dev server and the embedded SQLite lock service', () => {
     expect(loadWorkerConfig({})).toMatchObject({
-      temporalAddress: '127.0.0.1:7233',
-      namespace: 'default',
+      temporal: { connectionOptions: { address: '127.0.0.1:7233' }, namespace: 'default' },
       taskQueue: 'lockwarden',
       lockServiceUrl: 'sqlite:.data/locks.sqlite',
     });
@@ -71,7 +70,7 @@ describe('worker configuration', () => {
     async (url) => {
       await expect(openLockService(url)).rejects.toThrow(InvalidConfigurationError);
       await expect(openLockService(url)).rejects.toThrow(
-        /LOCK_SERVICE_URL must be one of sqlite:<path>, redis:\/\//,
+        /LOCK_SERVICE_URL must be one of sqlite:<path>, redis\[s\]:\/\//,
       );
     },
   );

@@ -57,9 +57,9 @@ export function parseEtcdUrl(url: string): EtcdTarget | null {
   const scheme = /^etcd(s?):\/\//.exec(url);
   if (!scheme) return null;
   const secure = scheme[1] === 's';
-  const { url: bare, files } = takeTlsFiles(url);
-  if (!secure && Object.keys(files).length)
+  if (!secure && /[?&]ssl(rootcert|cert|key)=/.test(url))
     throw new InvalidConfigurationError(['LOCK_SERVICE_URL: sslrootcert, sslcert and sslkey need etcds://']);
+  const { url: bare, files } = takeTlsFiles(url);
   let rest = bare.slice(scheme[0].length);
   let auth: EtcdTarget['auth'];
   const userEnd = rest.lastIndexOf('@');

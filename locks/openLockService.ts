@@ -12,7 +12,7 @@ import { credentialRefusal, credentialsChecked } from '../policy/lockContract/cr
 import type { LockService } from './lockService';
 import { withDriver } from './optionalDrivers';
 import { SqliteLockService } from './sqliteLockService';
-import { type EtcdTarget, parseEtcdUrl } from './lockServiceTls';
+import { type EtcdTarget, parseEtcdUrl, takeTlsFiles } from './lockServiceTls';
 import { probeTls } from '../temporal/tlsProbe';
 
 /** The embedded default: a SQLite file beside the checkout's other local state. */
@@ -95,6 +95,8 @@ async function openBackend(url: string, options: { maxTtlMs?: number }): Promise
       return RedisLockService.open({ url: target.url, ...options });
     }
     case 'postgres': {
+      // The driver reads sslrootcert, sslcert and sslkey itself; a file it cannot read is named here first.
+      takeTlsFiles(target.url);
       const { PostgresLockService } = await withDriver('pg', what, () => import('./postgresLockService'));
       return PostgresLockService.open({ connectionString: target.url, ...options });
     }

@@ -79,8 +79,12 @@ export class RedisLockService implements LockService {
   static async open(options: RedisLockServiceOptions): Promise<RedisLockService> {
     // A refused AUTH or ACL is not a dropped connection: stop there (the driver would retry forever)
     // and let open() fail with it; a dropped connection is retried, backing off to 2 s.
+    // The driver stops only on an `instanceof Error` of its own realm; node's TLS errors come from
+    // another one under a test runner's sandbox, so the refusal is handed back in a new Error.
     const reconnectStrategy = (retries: number, cause: Error) =>
-      credentialRefusal(cause) !== null ? cause : Math.min(50 * 2 ** retries, 2_000);
+      credentialRefusal(cause) !== null
+        ? Object.assign(new Error(cause.message), { code: (cause as NodeJS.ErrnoException).code, cause })
+        : Math.min(50 * 2 ** retries, 2_000);
     // rediss:// is TLS; its CA and client certificate come from the URL's sslrootcert, sslcert, sslkey.
     const { url, files } = takeTlsFiles(options.url);
     const tls = url.startsWith('rediss://') ? { tls: true as const, ...files } : {};

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { secureServerUrl } from '../devkit/servers';
 
 const ROOT = path.join(__dirname, '..');
 const SCRIPTS = path.join(ROOT, 'scripts');
@@ -94,10 +95,13 @@ export class CampaignLockServer {
   constructor(
     readonly backend: Backend,
     private readonly dirs: CampaignDirs,
+    /** Run the server over TLS with credentials (LOCKWARDEN_TLS=1), and reach it so. */
+    readonly tls = false,
   ) {}
 
   private get env() {
     return {
+      ...(this.tls ? { LOCKWARDEN_TLS: '1' } : {}),
       LOCKWARDEN_SERVERS_DIR: this.dirs.servers,
       LOCKWARDEN_REDIS_PORT: String(CAMPAIGN_PORTS.redis),
       LOCKWARDEN_PG_PORT: String(CAMPAIGN_PORTS.postgres),
@@ -106,6 +110,8 @@ export class CampaignLockServer {
   }
 
   get url(): string {
+    if (this.tls && this.backend !== 'sqlite')
+      return secureServerUrl(this.backend, { dir: this.dirs.servers, port: CAMPAIGN_PORTS[this.backend] });
     switch (this.backend) {
       case 'sqlite':
         return `sqlite:${path.join(this.dirs.run, 'locks.sqlite')}`;

@@ -33,10 +33,10 @@ export interface CampaignSite {
 }
 
 /** A Temporal dev server and a lock server of the campaign's own, behind faulty links. */
-export async function localSite(backend: Backend, dirs: CampaignDirs): Promise<CampaignSite> {
+export async function localSite(backend: Backend, dirs: CampaignDirs, tls = false): Promise<CampaignSite> {
   await assertCampaignPortsFree(backend);
   const temporal = new CampaignTemporal(dirs);
-  const lockServer = new CampaignLockServer(backend, dirs);
+  const lockServer = new CampaignLockServer(backend, dirs, tls);
   const postgresResource = startResourceServer();
   temporal.start();
   lockServer.start();

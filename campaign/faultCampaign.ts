@@ -2,7 +2,7 @@
 // seeded nemesis pauses and kills workers and crashes the lock server and the Temporal dev server
 // (on the cluster: kills etcd's leader and a history service, cuts off members and worker hosts).
 // A checker then holds what was recorded to lockwarden's claims and counts every violation.
-//   npx tsx campaign/faultCampaign.ts --backend <sqlite|redis|postgres|etcd> --writes N --seed S [--short]
+//   npx tsx campaign/faultCampaign.ts --backend <sqlite|redis|postgres|etcd> --writes N --seed S [--short] [--tls]
 //   npx tsx campaign/faultCampaign.ts --cluster --writes N --seed S [--short]   (scripts/cluster.sh's)
 import fs from 'node:fs';
 import path from 'node:path';
@@ -33,6 +33,7 @@ const options = new Command('faultCampaign')
   .option('--writes <n>', 'fenced writes to attempt, at least', positive, 10_000)
   .option('--seed <n>', 'seed of the fault schedule and the workload', positive, 1)
   .option('--short', 'one fault of each kind, early, then none (the CI run)', false)
+  .option('--tls', 'the lock server over TLS with credentials, as production runs it (not sqlite)', false)
   .option('--cluster', "on scripts/cluster.sh's cluster (its etcd, Temporal's services, worker hosts)", false)
   .option('--no-faults', 'no nemesis: the same workload without faults, for a baseline')
   .option('--keys <n>', 'lock keys, half on each fenced resource', positive, 8)
@@ -44,6 +45,7 @@ const options = new Command('faultCampaign')
     seed: number;
     short: boolean;
     cluster: boolean;
+    tls: boolean;
     faults: boolean;
     keys: number;
     concurrency: number;
@@ -61,8 +63,12 @@ if (options.cluster && options.backend !== 'etcd') {
   if (process.argv.includes('--backend')) throw new Error('--cluster runs on etcd: leave --backend out');
   options.backend = 'etcd';
 }
+if (options.tls && (options.cluster || options.backend === 'sqlite'))
+  throw new Error(
+    '--tls runs a redis, postgres or etcd server of its own over TLS: not with --cluster or sqlite',
+  );
 /** What the campaign runs on: a backend on loopback, or the cluster. */
-const where = options.cluster ? 'cluster' : options.backend;
+const where = options.cluster ? 'cluster' : `${options.backend}${options.tls ? '-tls' : ''}`;
 const say = (line: string) => console.log(`[campaign ${where}] ${line}`);
 
 async function main(): Promise<number> {
@@ -81,7 +87,7 @@ async function main(): Promise<number> {
     logger: quietBundlerLogger,
   });
   fs.writeFileSync(bundlePath, bundle.code);
-  const site = options.cluster ? await clusterSite() : await localSite(options.backend, dirs);
+  const site = options.cluster ? await clusterSite() : await localSite(options.backend, dirs, options.tls);
   const resourceTargets = {
     sqlitePath: path.join(dirs.run, 'resource.sqlite'),
     postgresUrl: site.postgresResource,
@@ -201,7 +207,7 @@ async function main(): Promise<number> {
     });
     const elapsedS = Math.round((Date.now() - started) / 1000);
     const lines = [
-      `${options.cluster ? 'cluster (etcd, three members)' : `backend ${options.backend}`}, seed ${options.seed}, ${elapsedS} s`,
+      `${options.cluster ? 'cluster (etcd, three members)' : `backend ${options.backend}${options.tls ? ' over TLS' : ''}`}, seed ${options.seed}, ${elapsedS} s`,
       `writes: ${report.writes.attempted} attempted, ${report.writes.accepted} accepted, ${report.writes.refusedAsStale} refused as stale` +
         ` (${report.writes.lateButFenced} accepted late but fenced, ${report.writes.afterDeadlinePaused} after their deadline by a paused holder,` +
         ` ${report.writes.afterDeadlineFencingOnly} after their deadline by a writer trusting fencing alone,` +
@@ -254,7 +260,7 @@ async function main(): Promise<number> {
 async function serviceOrderOf(url: string): Promise<LeaseKeyEvent[] | null> {
   const target = lockServiceUrlSchema.parse(url);
   if (target.backend !== 'etcd') return null;
-  const history = await readEtcdLeaseHistory(target.hosts);
+  const history = await readEtcdLeaseHistory(target);
   say(`service order: ${history.length} lease-key changes read from etcd's history`);
   return history;
 }

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { Etcd3, type IKeyValue } from 'etcd3';
 import { LEASE_PREFIX, type LeaseValue } from './etcdLockService';
+import { type EtcdTarget, etcdClientOptions } from './lockServiceTls';
 
 /**
  * One change of a lease key, in etcd's own order: `create` writes a key that was absent (a grant:
@@ -25,10 +26,10 @@ export interface LeaseKeyEvent {
  * revision order, so once the sentinel arrives every earlier change has too.
  */
 export async function readEtcdLeaseHistory(
-  hosts: string[],
+  target: Pick<EtcdTarget, 'hosts'> & Partial<EtcdTarget>,
   { fromRevision = '1', timeoutMs = 60_000 }: { fromRevision?: string; timeoutMs?: number } = {},
 ): Promise<LeaseKeyEvent[]> {
-  const client = new Etcd3({ hosts, dialTimeout: 3_000 });
+  const client = new Etcd3(etcdClientOptions(target));
   const sentinel = `lockwarden/history-end/${randomUUID()}`;
   const events: LeaseKeyEvent[] = [];
   try {
@@ -67,7 +68,7 @@ export async function readEtcdLeaseHistory(
 
 /** etcd's current revision: a later `readEtcdLeaseHistory` from it reads only what happens next. */
 export async function currentEtcdRevision(hosts: string[]): Promise<string> {
-  const client = new Etcd3({ hosts, dialTimeout: 3_000 });
+  const client = new Etcd3(etcdClientOptions({ hosts }));
   try {
     const response = await client.kv.range({ key: Buffer.from(LEASE_PREFIX) });
     return response.header.revision;

@@ -31,7 +31,7 @@ import {
   waitersOf,
 } from './grantRules';
 import type { LockRecord, LockService, LowLease, StalledQueue } from './lockService';
-import type { TlsFiles } from './lockServiceTls';
+import { etcdClientOptions, type TlsFiles } from './lockServiceTls';
 
 /** Options of the etcd backend. */
 interface EtcdLockServiceOptions {
@@ -92,22 +92,7 @@ export class EtcdLockService implements LockService {
   private readonly rangePage: number;
 
   constructor(options: EtcdLockServiceOptions) {
-    const { ca, cert, key } = options.files ?? {};
-    this.client = new Etcd3({
-      hosts: options.hosts,
-      dialTimeout: 3_000,
-      ...(options.auth ? { auth: options.auth } : {}),
-      // grpc's createSsl takes a null CA as "the system's": a client certificate alone is allowed.
-      ...(ca || cert
-        ? {
-            credentials: {
-              rootCertificate: ca ?? (null as unknown as Buffer),
-              privateKey: key,
-              certChain: cert,
-            },
-          }
-        : {}),
-    });
+    this.client = new Etcd3(etcdClientOptions(options));
     this.maxTtlMs = options.maxTtlMs ?? ABSOLUTE_MAX_TTL_MS;
     this.rangePage = options.rangePage ?? RANGE_PAGE;
   }

@@ -1,6 +1,7 @@
 // TLS and credentials in a lock service URL: the CA, client certificate and key named by the same
 // query parameters PostgreSQL's URLs use (sslrootcert, sslcert, sslkey), read once at start.
 import fs from 'node:fs';
+import type { IOptions } from 'etcd3';
 import { InvalidConfigurationError } from '../policy/errors';
 
 /** The TLS files a URL names, read; each absent when the URL names none. */
@@ -75,5 +76,25 @@ export function parseEtcdUrl(url: string): EtcdTarget | null {
     hosts: hosts.map((h) => `${secure ? 'https' : 'http'}://${h}`),
     ...(auth ? { auth } : {}),
     files,
+  };
+}
+
+/** The etcd3 client's options for a target: its hosts, its RBAC user, its CA and client certificate. */
+export function etcdClientOptions(target: Pick<EtcdTarget, 'hosts'> & Partial<EtcdTarget>): IOptions {
+  const { ca, cert, key } = target.files ?? {};
+  return {
+    hosts: target.hosts,
+    dialTimeout: 3_000,
+    ...(target.auth ? { auth: target.auth } : {}),
+    // grpc's createSsl takes a null CA as "the system's": a client certificate alone is allowed.
+    ...(ca || cert
+      ? {
+          credentials: {
+            rootCertificate: ca ?? (null as unknown as Buffer),
+            privateKey: key,
+            certChain: cert,
+          },
+        }
+      : {}),
   };
 }

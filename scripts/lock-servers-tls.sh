@@ -1,5 +1,5 @@
 # Sourced by lock-servers.sh when LOCKWARDEN_TLS=1: the same three servers as production runs them,
-# over TLS with credentials. Redis: tls-port only and ACL users (no default user). PostgreSQL: ssl on,
+# over TLS with credentials. Redis: tls-port only and ACL users (the default one behind a password). PostgreSQL: ssl on,
 # SCRAM passwords, and a client certificate from the test CA required of every connection. etcd: TLS
 # on its client port, a client certificate required (--trusted-ca-file), and RBAC (a lockwarden user whose role covers only the lockwarden/ prefix).
 # The CA and certificates (devkit/certificates.ts) and random passwords live in the data directory;
@@ -14,7 +14,7 @@ secure_material() {
   [ -f "$pki/complete" ] || (cd "$root" && node --import tsx devkit/certificates.ts "$pki" >/dev/null)
   mkdir -p "$secrets" && chmod 700 "$secrets"
   local name
-  for name in redis-admin redis-lockwarden redis-outsider pg-admin pg-lockwarden pg-outsider etcd-root etcd-lockwarden etcd-outsider; do
+  for name in redis-default redis-admin redis-lockwarden redis-outsider pg-admin pg-lockwarden pg-outsider etcd-root etcd-lockwarden etcd-outsider; do
     [ -s "$secrets/$name" ] || { openssl rand -hex 16 >"$secrets/$name"; chmod 600 "$secrets/$name"; }
   done
 }
@@ -26,6 +26,10 @@ start_redis() {
   secure_material
   redis_up && return 0
   mkdir -p "$data/redis"
+  # The default user stays on, behind a password nobody is given. Redis replays a script's writes
+  # from the AOF as a MULTI/EXEC that it re-checks against the default user's ACL; with that user
+  # off, every one is dropped on restart and the token counters fall back (redis/redis#14541, fixed
+  # upstream by #14545; Debian's 7.0.15 has it). The fault campaign over TLS found it: tokens reused.
   cat >"$data/redis.conf" <<CONF
 bind 127.0.0.1
 port 0
@@ -41,7 +45,7 @@ save ""
 daemonize yes
 pidfile $data/redis.pid
 logfile $data/redis.log
-user default off
+user default on >$(secret redis-default) ~* &* +@all
 user admin on >$(secret redis-admin) ~* &* +@all
 user lockwarden on >$(secret redis-lockwarden) ~lockwarden:* &* +@all -@dangerous
 user outsider on >$(secret redis-outsider) ~elsewhere:* &* +@all -@dangerous

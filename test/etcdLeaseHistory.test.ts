@@ -31,7 +31,7 @@ describe("etcd's lease history", () => {
       for (let i = 0; i < 100 && (await locks.inspect(key)).holder !== null; i++) await delay(100);
       const c = await take('c');
 
-      const history = (await readEtcdLeaseHistory(hosts, { fromRevision: from })).filter(
+      const history = (await readEtcdLeaseHistory({ hosts }, { fromRevision: from })).filter(
         (e) => e.key === key,
       );
       expect(history.map((e) => [e.op, e.holder])).toEqual([

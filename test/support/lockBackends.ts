@@ -58,7 +58,12 @@ export interface OwnServer {
  * Temporal dev server picks the ports of its own services), under the suite's own data directory
  * (kept across runs: tokens must survive restarts).
  */
-export function ownServer(name: OwnServer['name'], suite: string, port: number): OwnServer {
+export function ownServer(
+  name: OwnServer['name'],
+  suite: string,
+  port: number,
+  options: { tls?: boolean } = {},
+): OwnServer {
   const base =
     process.getuid?.() === 0
       ? '/var/lib/lockwarden'
@@ -66,6 +71,7 @@ export function ownServer(name: OwnServer['name'], suite: string, port: number):
   const dir = path.join(base, `own-${suite}`);
   const env = {
     ...process.env,
+    ...(options.tls ? { LOCKWARDEN_TLS: '1' } : {}),
     LOCKWARDEN_SERVERS_DIR: dir,
     LOCKWARDEN_REDIS_PORT: String(port),
     LOCKWARDEN_PG_PORT: String(port),
@@ -82,7 +88,10 @@ export function ownServer(name: OwnServer['name'], suite: string, port: number):
   };
   return {
     name,
-    url: urls[name],
+    // Over TLS, the URL holds the passwords the server's first start makes: read when asked.
+    get url() {
+      return options.tls ? secureServerUrl(name, { dir, port }) : urls[name];
+    },
     start: () => script('start'),
     restart: () => script('restart'),
     crash: () => script('crash'),

@@ -90,8 +90,11 @@ function issue(dir: string, ca: CertificatePair, name: string, extensions: strin
   return pair;
 }
 
-/** Makes a test PKI in `dir` (created if missing), once: an existing complete one is reused. */
-export function makeTestPki(dir: string): TestPki {
+/**
+ * Makes a test PKI in `dir` (created if missing), once: an existing complete one is reused. The server
+ * certificate is for 127.0.0.1 and localhost, and for `serverNames` (compose's service names).
+ */
+export function makeTestPki(dir: string, serverNames: string[] = []): TestPki {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const done = path.join(dir, 'complete');
   const files = (name: string): CertificatePair => ({
@@ -100,12 +103,8 @@ export function makeTestPki(dir: string): TestPki {
   });
   if (!fs.existsSync(done)) {
     const ca = makeCa(dir, 'lockwarden-test-ca');
-    issue(
-      dir,
-      ca,
-      'server',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n',
-    );
+    const names = ['IP:127.0.0.1', 'DNS:localhost', ...serverNames.map((n) => `DNS:${n}`)].join(',');
+    issue(dir, ca, 'server', `subjectAltName=${names}\nextendedKeyUsage=serverAuth,clientAuth\n`);
     issue(dir, ca, 'lockwarden-client', 'extendedKeyUsage=clientAuth\n');
     const stranger = makeCa(dir, 'stranger-ca');
     issue(dir, stranger, 'stranger-client', 'extendedKeyUsage=clientAuth\n');
@@ -120,4 +119,5 @@ export function makeTestPki(dir: string): TestPki {
     strangerClient: files('stranger-client'),
   };
 }
-if (require.main === module) console.log(makeTestPki(process.argv[2] ?? '').dir);
+// `node --import tsx devkit/certificates.ts <dir> [server name ...]`: the scripts' way to make one.
+if (require.main === module) console.log(makeTestPki(process.argv[2] ?? '', process.argv.slice(3)).dir);

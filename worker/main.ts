@@ -14,14 +14,16 @@ import { temporalModelSwitch } from '../activities/modelSwitch';
 import { openLockService } from '../locks/openLockService';
 import { decisionMode, loadWorkerConfig } from './config';
 import { serveMetrics } from './metricsServer';
+import { withSecretFiles } from './secretFiles';
 import { loadModelConfig } from './modelConfig';
 import { createLockwardenWorker } from './createWorker';
 import { missingSearchAttributes } from './searchAttributeCheck';
 
 /** The worker process: reads its configuration, opens the lock service and polls its task queue. */
 async function main(): Promise<void> {
-  const config = loadWorkerConfig();
-  const modelConfig = loadModelConfig();
+  const env = withSecretFiles(process.env);
+  const config = loadWorkerConfig(env);
+  const modelConfig = loadModelConfig(env);
   const mode = decisionMode(config, modelConfig !== null);
   // The API key travels in a request header only; redact it should an object carrying it ever be logged.
   const log = pino({

@@ -9,13 +9,14 @@ import { createAnthropicDecider } from '../activities/anthropicDecider';
 import { createAnthropicDrafter } from '../activities/anthropicDrafter';
 import { loadModelWorkerConfig } from './modelWorkerConfig';
 import { createModelWorker } from './modelWorker';
+import { withSecretFiles } from './secretFiles';
 
 /**
  * `lockwarden-model-worker`: the model role. It holds the model key and no lock-service setting (it
  * refuses to start beside one), and serves the lock workers' retry decisions and briefing drafts.
  */
 async function main(): Promise<void> {
-  const config = loadModelWorkerConfig();
+  const config = loadModelWorkerConfig(withSecretFiles(process.env));
   const log = pino({
     level: config.logLevel,
     base: { service: 'lockwarden-model-worker' },

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { openLockService } from '../../locks/openLockService';
 import { SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
@@ -6,6 +7,7 @@ import { InvalidConfigurationError } from '../../policy/errors';
 import { DEFAULT_MAX_CACHED_WORKFLOWS, LOCKWARDEN_VERSION } from '../../policy/constants';
 import { parseDeploymentVersion } from '../../policy/deploymentVersion';
 import { loadWorkerConfig } from '../../worker/config';
+import { withSecretFiles } from '../../worker/secretFiles';
 
 describe('worker configuration', () => {
   it('defaults to the local dev server and the embedded SQLite lock service', () => {
@@ -105,5 +107,39 @@ describe('worker configuration', () => {
     expect(fs.readFileSync(path.join(root, 'scripts', 'cluster.sh'), 'utf8')).toContain(
       'TEMPORAL_DYNAMIC_CONFIG="$root/compose/temporal-dynamic-config.yaml"',
     );
+  });
+});
+
+describe('secrets from files', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-secret-'));
+  const write = (name: string, text: string) => {
+    fs.writeFileSync(path.join(dir, name), text);
+    return path.join(dir, name);
+  };
+
+  it('reads LOCK_SERVICE_URL_FILE and ANTHROPIC_API_KEY_FILE, dropping the trailing newline', () => {
+    const env = withSecretFiles({
+      LOCK_SERVICE_URL_FILE: write('url', 'rediss://lockwarden:s3cret@redis:6380\n'),
+      ANTHROPIC_API_KEY_FILE: write('key', 'sk-ant-from-file\n'),
+    });
+    expect(loadWorkerConfig(env).lockServiceUrl).toBe('rediss://lockwarden:s3cret@redis:6380');
+    expect(env.ANTHROPIC_API_KEY).toBe('sk-ant-from-file');
+    expect(env).not.toHaveProperty('LOCK_SERVICE_URL_FILE');
+  });
+
+  it('names a file that cannot be read, an empty one, and one set beside its variable, never the contents', () => {
+    expect(() => withSecretFiles({ LOCK_SERVICE_URL_FILE: path.join(dir, 'missing') })).toThrow(
+      /LOCK_SERVICE_URL_FILE: cannot read .*missing \(ENOENT\)/,
+    );
+    expect(() => withSecretFiles({ ANTHROPIC_API_KEY_FILE: write('empty', '\n') })).toThrow(
+      /ANTHROPIC_API_KEY_FILE: .*empty is empty/,
+    );
+    const both = () =>
+      withSecretFiles({
+        LOCK_SERVICE_URL: 'sqlite:x',
+        LOCK_SERVICE_URL_FILE: write('u2', 'postgres://a:pw@h/db'),
+      });
+    expect(both).toThrow(/LOCK_SERVICE_URL_FILE: set beside LOCK_SERVICE_URL/);
+    expect(both).not.toThrow(/pw@/);
   });
 });

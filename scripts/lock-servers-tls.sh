@@ -1,10 +1,11 @@
 # Sourced by lock-servers.sh when LOCKWARDEN_TLS=1: the same three servers as production runs them,
-# over TLS with credentials. Redis: tls-port only and ACL users (the default one behind a password). PostgreSQL: ssl on,
-# SCRAM passwords, and a client certificate from the test CA required of every connection. etcd: TLS
-# on its client port, a client certificate required (--trusted-ca-file), and RBAC (a lockwarden user whose role covers only the lockwarden/ prefix).
-# The CA and certificates (devkit/certificates.ts) and random passwords live in the data directory;
-# devkit/servers.ts builds the URLs from them. Users: admin (setup), lockwarden, and outsider (allowed
-# nothing of lockwarden's: the tests' "user without permission").
+# over TLS with credentials. Redis: tls-port only, ACL users (the default one behind a password).
+# PostgreSQL: ssl on, SCRAM passwords, and a client certificate from the test CA required of every
+# connection. etcd: TLS on its client port, a client certificate required (--trusted-ca-file), and
+# RBAC (a lockwarden user whose role covers only the lockwarden/ prefix). The CA and certificates
+# (devkit/certificates.ts) and random passwords live in the data directory; devkit/servers.ts builds
+# the URLs from them. Users: admin (setup), lockwarden, and outsider (allowed nothing of
+# lockwarden's: the tests' "user without permission").
 
 pki="$data/pki"
 secrets="$data/secrets"

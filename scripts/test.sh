@@ -53,6 +53,10 @@ if [ $# -eq 0 ]; then
   for backend in sqlite redis postgres etcd; do
     check "fault campaign, short ($backend)" npx tsx campaign/faultCampaign.ts --backend "$backend" --writes 300 --seed 11 --short
   done
+  # The server backends again as production runs them: TLS, passwords, client certificates, ACLs.
+  for backend in redis postgres etcd; do
+    check "fault campaign, short ($backend over TLS)" npx tsx campaign/faultCampaign.ts --backend "$backend" --tls --writes 300 --seed 11 --short
+  done
   # And on the cluster: its etcd leader killed, a member cut off, its peer links slowed, a history
   # service killed, the frontend restarted, a lock-worker host cut off.
   check "fault campaign, short (cluster)" npx tsx campaign/faultCampaign.ts --cluster --writes 300 --seed 11 --short

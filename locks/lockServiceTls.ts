@@ -79,13 +79,34 @@ export function parseEtcdUrl(url: string): EtcdTarget | null {
   };
 }
 
+/** The longest one unary etcd call may take (a paged read of 1,000 keys takes milliseconds). */
+const ETCD_CALL_DEADLINE_MS = 15_000;
+
+/**
+ * etcd3's default per-host policy is a circuit breaker, and with an RBAC user it deadlocks: a call
+ * refused for an expired token (every token, after etcd restarts) is retried from inside the
+ * breaker's execution, and in the half-open state the retry waits for the trial call it is part of
+ * (cockatiel's HalfOpen awaits its test). Every later call then waits forever: the fault campaign
+ * over TLS saw workers stuck after an etcd crash. With a user, the hosts run their calls straight
+ * through; the client's global retry and the calls' deadlines remain.
+ */
+const PASS_THROUGH = {
+  // async: etcd3 marks a host failed by executing a function that throws, and expects a rejection.
+  execute: async <T>(fn: (context: { signal: AbortSignal }) => PromiseLike<T> | T) =>
+    fn({ signal: new AbortController().signal }),
+} as unknown as NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
+
 /** The etcd3 client's options for a target: its hosts, its RBAC user, its CA and client certificate. */
 export function etcdClientOptions(target: Pick<EtcdTarget, 'hosts'> & Partial<EtcdTarget>): IOptions {
   const { ca, cert, key } = target.files ?? {};
   return {
     hosts: target.hosts,
     dialTimeout: 3_000,
-    ...(target.auth ? { auth: target.auth } : {}),
+    // A unary call without a deadline can wait forever on a connection that went silent. With an
+    // RBAC user that includes the token exchange, which every later call awaits: one hung
+    // Authenticate after a partition left a campaign's workers unable to reach etcd at all.
+    defaultCallOptions: (call) => (call.isStream ? {} : { deadline: Date.now() + ETCD_CALL_DEADLINE_MS }),
+    ...(target.auth ? { auth: target.auth, faultHandling: { host: () => PASS_THROUGH } } : {}),
     // grpc's createSsl takes a null CA as "the system's": a client certificate alone is allowed.
     ...(ca || cert
       ? {

@@ -65,7 +65,10 @@ export function parseEtcdUrl(url: string): EtcdTarget | null {
   let auth: EtcdTarget['auth'];
   const userEnd = rest.lastIndexOf('@');
   if (userEnd >= 0) {
-    const [user = '', password = ''] = rest.slice(0, userEnd).split(':');
+    // The user ends at the first colon; the password is the rest, colons and all.
+    const info = rest.slice(0, userEnd);
+    const colon = info.indexOf(':');
+    const [user, password] = colon < 0 ? [info, ''] : [info.slice(0, colon), info.slice(colon + 1)];
     auth = { username: decodeURIComponent(user), password: decodeURIComponent(password) };
     rest = rest.slice(userEnd + 1);
     if (!auth.username || !auth.password) return null;
@@ -102,9 +105,9 @@ export function etcdClientOptions(target: Pick<EtcdTarget, 'hosts'> & Partial<Et
   return {
     hosts: target.hosts,
     dialTimeout: 3_000,
-    // A unary call without a deadline can wait forever on a connection that went silent. With an
-    // RBAC user that includes the token exchange, which every later call awaits: one hung
-    // Authenticate after a partition left a campaign's workers unable to reach etcd at all.
+    // A unary call without a deadline can wait forever on a connection that went silent (a
+    // partition that hangs connections, as the fault campaign's links do), and with an RBAC user
+    // that includes the token exchange, which every later call awaits.
     defaultCallOptions: (call) => (call.isStream ? {} : { deadline: Date.now() + ETCD_CALL_DEADLINE_MS }),
     ...(target.auth ? { auth: target.auth, faultHandling: { host: () => PASS_THROUGH } } : {}),
     // grpc's createSsl takes a null CA as "the system's": a client certificate alone is allowed.

@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { openLockService } from '../locks/openLockService';
+import { parseEtcdUrl } from '../locks/lockServiceTls';
 import { SECURE_SERVERS_DIR, secureServerUrl } from '../devkit/servers';
 import { TEMPORAL_ADDRESS } from './support/temporalFixture';
 import { ownServer } from './support/lockBackends';
@@ -94,6 +95,14 @@ describe('the worker over TLS', () => {
       /the lock service refused the worker's credentials or permissions: .*authentication failed/,
     );
     expect(failure.stderr + failure.stdout).not.toContain(WRONG_PASSWORD);
+  });
+
+  it('reads an etcd user whose password holds colons and escapes', () => {
+    expect(parseEtcdUrl('etcds://lock%40warden:p:a%2Fss@h1:2379,h2:2379')).toMatchObject({
+      hosts: ['https://h1:2379', 'https://h2:2379'],
+      auth: { username: 'lock@warden', password: 'p:a/ss' },
+    });
+    expect(parseEtcdUrl('etcd://user@h1:2379')).toBeNull();
   });
 
   it('refuses TLS files on a plain etcd:// URL', async () => {

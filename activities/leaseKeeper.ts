@@ -194,11 +194,18 @@ export function lockCallBoundMs(renewEveryMs: number): number {
   return Math.min(LOCK_CALL_TIMEOUT_MS, renewEveryMs);
 }
 
-/** `call`'s answer, or a rejection once `ms` passed without one (the call itself is left to finish). */
-export async function answeredWithin<T>(ms: number, call: Promise<T>): Promise<T> {
+/**
+ * `call`'s answer, or a rejection with `ranOut()` once `ms` passed without one (the call itself is
+ * left to finish).
+ */
+export async function answeredWithin<T>(
+  ms: number,
+  call: Promise<T>,
+  ranOut: () => Error = () => new Error(`the lock service did not answer within ${ms} ms`),
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the lock service did not answer within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(ranOut()), ms);
   });
   call.catch(() => undefined); // a late failure of an abandoned call is nobody's to handle
   try {

@@ -88,3 +88,18 @@ export const LOCK_STATES = [...SESSION_PHASES, 'release-refused'] as const;
 export type LockState = (typeof LOCK_STATES)[number];
 
 export { acquisitionWorkflowId, releaseWorkflowId } from './lockContract/identifiers';
+
+/**
+ * How long one attempt of a local activity (a lock call on a hand-off's path, the policy's decision)
+ * may run before it is abandoned and tried again: the start-to-close a regular lock call has. It is
+ * kept by lockwarden's activity interceptor (worker/localAttemptBound.ts), not by the SDK core, whose
+ * per-attempt timer leaks on every retried attempt; the local activities carry a schedule-to-close
+ * timeout only (LOCAL_CALL_SCHEDULE_TO_CLOSE_MS).
+ */
+export const LOCAL_ATTEMPT_TIMEOUT_MS = 10_000;
+
+/**
+ * How long a local activity may take over all its attempts: a minute, which holds what its retry
+ * policy allows (five lock-call attempts of LOCAL_ATTEMPT_TIMEOUT_MS and 3 s of back-offs between them).
+ */
+export const LOCAL_CALL_SCHEDULE_TO_CLOSE_MS = 60_000;

@@ -6,6 +6,7 @@ import { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_STICKY_SCHEDULE_TO_START_MS } fro
 import type { WorkerDeployment } from './config';
 import { withKeeperSlots } from './activitySlots';
 import { withIsolateTimeout } from './isolateTimeout';
+import { lockwardenActivityInterceptors } from './localAttemptBound';
 import { queueSweepPlugin } from './queueSweep';
 import { sessionLogSinks } from './sessionLogSinks';
 import { sessionMetricsSinks } from './sessionMetricsSinks';
@@ -31,6 +32,8 @@ export interface LockwardenWorkerOptions {
   deployment?: WorkerDeployment | null;
   /** How often the queue sweep looks for stalled queues; DEFAULT_QUEUE_SWEEP_MS when absent. */
   queueSweepMs?: number;
+  /** More worker plugins, run before lockwarden's own: Temporal's OpenTelemetry plugin, for traces. */
+  plugins?: WorkerOptions['plugins'];
 }
 
 /** Builds a worker that runs lockwarden's workflows and activities on one task queue. */
@@ -45,11 +48,16 @@ export function createLockwardenWorker(options: LockwardenWorkerOptions): Promis
         maxCachedWorkflows: options.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,
         stickyQueueScheduleToStartTimeout: DEFAULT_STICKY_SCHEDULE_TO_START_MS,
         activities: createActivities({ ...options.deps, metrics }),
+        // Each local activity attempt bounded in the activity, not by the SDK core's leaking timer.
+        interceptors: { activity: lockwardenActivityInterceptors },
         sinks: {
           ...sessionMetricsSinks(metrics),
           ...sessionLogSinks(options.deps.log, { metrics, oncall: options.deps.oncall }),
         },
-        plugins: [queueSweepPlugin({ ...options.deps, metrics, everyMs: options.queueSweepMs })],
+        plugins: [
+          ...(options.plugins ?? []),
+          queueSweepPlugin({ ...options.deps, metrics, everyMs: options.queueSweepMs }),
+        ],
         ...(options.workflows ?? { workflowsPath: WORKFLOWS_PATH }),
         ...(options.deployment ? { workerDeploymentOptions: pinnedTo(options.deployment) } : {}),
       }),

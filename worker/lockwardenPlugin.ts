@@ -1,4 +1,5 @@
 // LockwardenPlugin: lockwarden's workflows and activities added to a worker of the user's own.
+import { lockwardenActivityInterceptors } from './localAttemptBound';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -108,6 +109,8 @@ export class LockwardenPlugin extends SimplePlugin {
         metrics,
         modelSwitch: temporalModelSwitch(options.client, { log, metrics }),
       }),
+      // Each local activity attempt bounded in the activity (worker/localAttemptBound.ts).
+      workerInterceptors: { activity: lockwardenActivityInterceptors },
       // The queue sweep runs beside the worker: see worker/queueSweep.ts.
       runContext: (next) =>
         withQueueSweep({ locks: options.locks, waker, log, metrics, everyMs: options.queueSweepMs }, next),

@@ -9,6 +9,7 @@ import {
   TimeoutFailure,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { LOCAL_CALL_SCHEDULE_TO_CLOSE_MS } from '../policy/constants';
 import { FAILURE_TYPES, NON_RETRYABLE_ERROR_TYPES } from '../policy/errors';
 
 /**
@@ -30,13 +31,24 @@ const LOCK_CALL_OPTIONS = {
 export const lockCalls = proxyActivities<Activities>(LOCK_CALL_OPTIONS);
 
 /**
+ * The same calls as local activities: the same retries, bounded over all attempts by schedule-to-close
+ * and each attempt by lockwarden's activity interceptor (LOCAL_ATTEMPT_TIMEOUT_MS, the start-to-close
+ * above). No start-to-close here: the SDK core leaks its timer on every retried attempt, which panics
+ * once the worker has shut down and can time a later attempt out early (worker/localAttemptBound.ts).
+ */
+export const LOCAL_LOCK_CALL_OPTIONS = {
+  scheduleToCloseTimeout: LOCAL_CALL_SCHEDULE_TO_CLOSE_MS,
+  retry: LOCK_CALL_OPTIONS.retry,
+} satisfies ActivityOptions;
+
+/**
  * The calls on a hand-off's path (the fast path and the release) and the renewals, run as local
  * activities: in the worker that runs the session's workflow task, with no activity task dispatched
  * between the workflow and the lock service. Each is safe to run again if a worker dies before its
  * task completes: `tryAcquire` is idempotent per key and requester, and a renewal and a release are
  * fenced by their token.
  */
-export const handoffCalls = proxyLocalActivities<Activities>(LOCK_CALL_OPTIONS);
+export const handoffCalls = proxyLocalActivities<Activities>(LOCAL_LOCK_CALL_OPTIONS);
 
 /** Makes a lock call; null when the lock service could not be reached (any other failure is thrown). */
 export async function unlessUnreachable<T>(call: () => Promise<T>): Promise<T | null> {

@@ -97,6 +97,9 @@ export function createDecisionActivities({
     const made = redactRecord(toRecord({ ...input, context }, answer, cause));
     const record: DecisionRecord = labSingleProcess ? { ...made, labSingleProcess: true } : made;
     if (answer) metrics?.modelLatency.observe({ result: answer.kind }, latencyMs() / 1000);
+    if (answer?.kind === 'decision' && answer.repaired) metrics?.modelRepairs.inc({ result: 'valid' });
+    if (answer?.kind === 'fallback' && answer.cause === 'invalid-after-repair')
+      metrics?.modelRepairs.inc({ result: 'still-invalid' });
     metrics?.decisions.inc({
       provider: record.provider,
       decision: record.decision.decision,

@@ -62,6 +62,12 @@ export function createMetrics({ registry = new Registry(), keyLabels = false }: 
       buckets: MODEL_BUCKETS,
       registers: [registry],
     }),
+    modelRepairs: new Counter({
+      name: 'lockwarden_model_repairs_total',
+      help: 'Model answers that failed validation and were sent back once for repair, by result (valid after repair, or still-invalid: the policy answered)',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
     renewals: new Counter({
       name: 'lockwarden_renewals_total',
       help: 'Fenced lease renewals, by result (ok, or refused: the lease was lost)',
@@ -142,6 +148,28 @@ export function createMetrics({ registry = new Registry(), keyLabels = false }: 
   return metrics;
 }
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/** What the model worker's `/metrics` serves: the model path's metrics, none of the lock path's. */
+export const MODEL_WORKER_METRICS: readonly string[] = [
+  'lockwarden_decisions_total',
+  'lockwarden_starvation_risk_total',
+  'lockwarden_model_request_seconds',
+  'lockwarden_model_repairs_total',
+  'lockwarden_model_switched_off',
+];
+
+/**
+ * The model worker's metrics: its calls and their latencies by result, its repairs, its decisions by
+ * who answered and why the policy stood in (the fallback's cause), and the kill switch as it read it.
+ * The lock path's metrics are left out of its registry: it has no lock, and a zero there would be a
+ * second series beside the lock workers' own.
+ */
+export function createModelWorkerMetrics(): Metrics {
+  const metrics = createMetrics();
+  for (const { name } of metrics.registry.getMetricsAsArray())
+    if (!MODEL_WORKER_METRICS.includes(name)) metrics.registry.removeSingleMetric(name);
+  return metrics;
+}
 
 /**
  * The sessions parked right now, by run id, each with the latest time its park can last. A park that

@@ -7,14 +7,16 @@
 //      service clock, against a bare signal round trip;
 //   P4 independent keys: acquisitions a second against workflows of two no-op activities a second;
 //   P5 decisions and history events per acquisition in P2;
-//   a chart of utilization against N, and (--all-backends) the P2 row on Redis, PostgreSQL and etcd.
+//   a chart of utilization against N, and (--all-backends) the P2 row on Redis, PostgreSQL and etcd;
+//   (--tracing) P1 and P2 with tracing off, then on (OTLP to a Jaeger of the run's own), side by side.
 //     npx tsx bench/contention.ts [--backend sqlite|redis|postgres|etcd] [--all-backends] [--quick]
+//     npx tsx bench/contention.ts --tracing [--quick]
 //     npx tsx bench/contention.ts --cluster [--quick]   (on scripts/cluster.sh's Temporal and etcd)
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Client } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { Command, Option } from 'commander';
 import { createActivities } from '../activities';
@@ -43,6 +45,12 @@ import { sessionMetricsSinks } from '../worker/sessionMetricsSinks';
 import { EvidenceFile } from './evidenceFile';
 import { CLUSTER, clusterUp } from '../devkit/cluster';
 import { lineChart } from './svgChart';
+import { Jaeger } from '../devkit/jaeger';
+import { type Tracing, tracingFromEnv } from '../temporal/tracing';
+import { lockwardenActivityInterceptors } from '../worker/localAttemptBound';
+
+/** What each figure's run is given: the client, the worker's queue, and the counted lock service. */
+type BenchContext = { client: Client; taskQueue: string; locks: ReturnType<typeof countingLocks> };
 
 const BACKENDS = ['sqlite', 'redis', 'postgres', 'etcd'] as const;
 type Backend = (typeof BACKENDS)[number];
@@ -52,8 +60,9 @@ const options = new Command('contention')
   .option('--all-backends', 'also the P2 row (N = 32, 200 ms holds) on the other backends', false)
   .option('--quick', 'fewer samples and no chart (a smoke run)', false)
   .option('--cluster', "on scripts/cluster.sh's cluster: its Temporal services and three-member etcd", false)
+  .option('--tracing', "only P1 and P2's 200 ms row, with tracing off and then on (OTLP to Jaeger)", false)
   .parse()
-  .opts<{ backend: Backend; allBackends: boolean; quick: boolean; cluster: boolean }>();
+  .opts<{ backend: Backend; allBackends: boolean; quick: boolean; cluster: boolean; tracing: boolean }>();
 if (options.cluster) options.backend = 'etcd';
 /** What the run is on: a backend beside the dev server, or the cluster. */
 const site = options.cluster ? 'cluster' : options.backend;
@@ -77,6 +86,57 @@ const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
 /** A workflow that runs two no-op activities, started and awaited: the plain floor of P1 and P4. */
 const twoActivities = (client: Client, taskQueue: string) =>
   client.workflow.execute('floorTwoActivities', { taskQueue, workflowId: unique('two') });
+
+/**
+ * What tracing costs: P1 and P2's 200 ms row with tracing off, then on (every span exported over
+ * OTLP to a Jaeger started for the run), on fresh workers and queues of the same dev server. Off runs
+ * first: once a tracer provider is registered, it stays for the process.
+ */
+async function tracingCost(
+  runOn: <T>(
+    backend: Backend,
+    fn: (ctx: BenchContext) => Promise<T>,
+    traced?: { tracing: Tracing; bundle: Awaited<ReturnType<typeof bundleWorkflowCode>> } | null,
+  ) => Promise<T>,
+  p2: (ctx: BenchContext, n: number, holdMs: number) => Promise<{ lockwarden: ContentionRun }>,
+  say: (line: string) => void,
+) {
+  const measure = (ctx: BenchContext) =>
+    uncontended(ctx.client, ctx.taskQueue).then(async (one) => ({
+      one,
+      many: (await p2(ctx, N, 200)).lockwarden,
+    }));
+  const off = await runOn(options.backend, measure);
+  const jaeger = await Jaeger.start();
+  try {
+    const tracing = tracingFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint }, 'lockwarden-bench')!;
+    const bundle = await bundleWorkflowCode({
+      workflowsPath: require.resolve('./benchWorkflows'),
+      plugins: [tracing.plugin],
+      logger: quietBundlerLogger,
+    });
+    const on = await runOn(options.backend, measure, { tracing, bundle });
+    await tracing.shutdown();
+    say(`# tracing cost, ${options.backend} lock service, ${new Date().toISOString()}`);
+    say('');
+    say('| figure | tracing off | tracing on (OTLP/HTTP to Jaeger) | on / off |');
+    say('| --- | --- | --- | --- |');
+    say(
+      `| P1 uncontended acquire + release, p50 | ${ms(off.one.session)} | ${ms(on.one.session)} | ${ratio(on.one.session, off.one.session)} |`,
+    );
+    say(
+      `| P1 baseline: a workflow of 2 no-op activities, p50 | ${ms(off.one.two)} | ${ms(on.one.two)} | ${ratio(on.one.two, off.one.two)} |`,
+    );
+    say(
+      `| P2 utilization, N = ${N}, 200 ms holds | ${off.many.utilization.toFixed(3)} | ${on.many.utilization.toFixed(3)} | ${ratio(on.many.utilization, off.many.utilization)} |`,
+    );
+    say(
+      `| P2 lock calls per acquisition | ${off.many.lockCallsPerAcquisition.toFixed(1)} | ${on.many.lockCallsPerAcquisition.toFixed(1)} | – |`,
+    );
+  } finally {
+    await jaeger.stop();
+  }
+}
 
 /**
  * P1: one uncontended acquire + release, the floor workflow of the same shape (two updates, each
@@ -214,32 +274,39 @@ async function main(): Promise<void> {
     lines.push(line);
   };
 
+  // A worker on a fresh queue and lock service; with `traced`, the worker, its bundle and the client
+  // carry Temporal's OpenTelemetry plugin, as a traced deployment's do.
   const runOn = async <T>(
     backend: Backend,
     fn: (ctx: { client: Client; taskQueue: string; locks: ReturnType<typeof countingLocks> }) => Promise<T>,
+    traced: { tracing: Tracing; bundle: typeof workflowBundle } | null = null,
   ) => {
     const opened = await openBackend(backend);
     const locks = countingLocks(opened);
     const taskQueue = unique('bench');
     const metrics = createMetrics();
+    const plugins = traced ? [traced.tracing.plugin] : [];
+    const client = traced ? new Client({ connection: env.connection, plugins }) : env.client;
     const worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue,
-      workflowBundle,
+      workflowBundle: traced?.bundle ?? workflowBundle,
+      plugins,
+      interceptors: { activity: lockwardenActivityInterceptors },
       sinks: { ...sessionMetricsSinks(metrics), ...sessionLogSinks(silentLog) },
       activities: {
         ...createActivities({
           locks: locks.service,
           log: silentLog,
-          waker: createSessionWaker(env.client, silentLog),
+          waker: createSessionWaker(client, silentLog),
           metrics,
         }),
-        ...createFloorMutex(env.client),
+        ...createFloorMutex(client),
         noop: async () => undefined,
       },
     });
     try {
-      return await worker.runUntil(fn({ client: env.client, taskQueue, locks }));
+      return await worker.runUntil(fn({ client, taskQueue, locks }));
     } finally {
       await opened.close();
     }
@@ -266,6 +333,12 @@ async function main(): Promise<void> {
   const figure = (name: string, value: string, baseline: string, ratioText: string) =>
     evidence.figure(name, `${value} (${baseline}, ${ratioText})`);
   try {
+    if (options.tracing) {
+      await tracingCost(runOn, p2, say);
+      const out = path.join(__dirname, 'results', 'contention-tracing.md');
+      fs.writeFileSync(out, lines.join('\n') + '\n');
+      return;
+    }
     await runOn(options.backend, async (ctx) => {
       say(`# ${runLine}`);
       say('');

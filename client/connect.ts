@@ -1,5 +1,5 @@
 // Connecting a client to Temporal, from options, the environment or a connection profile.
-import { Client } from '@temporalio/client';
+import { Client, type ClientPlugin } from '@temporalio/client';
 import { connectTemporal } from '../temporal/closeSafeRetries';
 import { connectOrExplain } from '../temporal/connectFailure';
 import { loadTemporalTarget, type TemporalProfileOptions } from '../temporal/connectionProfile';
@@ -10,9 +10,15 @@ import { loadTemporalTarget, type TemporalProfileOptions } from '../temporal/con
  */
 export type ClientTarget = Omit<TemporalProfileOptions, 'env'>;
 
-/** Connects a Temporal client; the caller closes `client.connection` when done. */
-export async function connectClient(target: ClientTarget = {}): Promise<Client> {
+/**
+ * Connects a Temporal client; the caller closes `client.connection` when done. `plugins` go to the
+ * client: Temporal's OpenTelemetry plugin (`tracingFromEnv`) makes each acquisition one trace.
+ */
+export async function connectClient(
+  target: ClientTarget = {},
+  plugins: ClientPlugin[] = [],
+): Promise<Client> {
   const temporal = loadTemporalTarget(target);
   const connection = await connectOrExplain(temporal, () => connectTemporal(temporal.connectionOptions));
-  return new Client({ connection, namespace: temporal.namespace });
+  return new Client({ connection, namespace: temporal.namespace, plugins });
 }

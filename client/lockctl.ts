@@ -23,6 +23,8 @@ import { FileEscalationStore } from '../activities/escalationStore';
 import { type DeploymentVersion, parseDeploymentVersion } from '../policy/deploymentVersion';
 import { SESSION_PHASES } from '../policy/sessionModel/sessionTypes';
 import { connectClient } from './connect';
+import { tracingFromEnv } from '../temporal/tracing';
+import { inSpan } from '../temporal/spans';
 import { readFencedWrites } from './fencedWrites';
 import { type PostmortemOptions, writePostmortem } from './postmortem';
 import { awaitLeaseShowingProgress } from './acquireProgress';
@@ -120,14 +122,16 @@ function withClient<A extends unknown[]>(
 ) {
   return async (...args: A) => {
     const global = program.opts<GlobalOptions>();
-    const client = await connectClient(global);
+    // Traces when the OTEL_* variables ask for them: `lockctl acquire` is then its trace's root.
+    const tracing = tracingFromEnv(process.env, 'lockctl');
+    const client = await connectClient(global, tracing ? [tracing.plugin] : []);
+    const [command = '', subcommand] = program.args;
     try {
-      const answer = await run(client, global, ...args);
+      const answer = await inSpan(`lockctl ${command}`, {}, () => run(client, global, ...args));
       // JSON escapes C0 controls itself; printable() escapes the rest the same way, so it stays JSON.
       if (answer !== undefined) console.log(printable(JSON.stringify(answer)));
     } catch (error) {
       if (!isDeniedByTemporal(error)) throw error;
-      const [command = '', subcommand] = program.args;
       throw new PermissionDeniedError(
         `lockctl ${command}`,
         client.options.namespace,
@@ -135,6 +139,7 @@ function withClient<A extends unknown[]>(
       );
     } finally {
       await client.connection.close();
+      await tracing?.shutdown();
     }
   };
 }

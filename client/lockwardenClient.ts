@@ -1,4 +1,5 @@
 // The programmatic client: acquire, release, withLease, state, status, force-release, resolve.
+import { inSpan } from '../temporal/spans';
 import { randomBytes, randomUUID } from 'node:crypto';
 import {
   type Client,
@@ -250,13 +251,24 @@ export async function acquire(
   placement: SessionPlacement = {},
 ): Promise<HeldLease> {
   const request = { ...input, holderTtlMs: input.holderTtlMs ?? DEFAULT_HOLDER_TTL_MS };
-  const { session, news } = await startAwaitingLease(client, request, placement);
-  const answer = await news;
-  if (answer.status === 'ended') throw new LockNotAcquiredError(input.key, answer.outcome);
-  const kept = keepHolderAlive(client, session.workflowId, answer.lease, request.holderTtlMs);
-  keepAlives.get(session.workflowId)?.stop();
-  keepAlives.set(session.workflowId, kept);
-  return { lease: answer.lease, session, signal: kept.signal };
+  // The root of the acquisition's trace when the caller's client carries Temporal's OpenTelemetry
+  // plugin and a tracer provider is registered (temporal/tracing.ts); a no-op otherwise.
+  const attributes = {
+    'lockwarden.session_id': acquisitionWorkflowId(String(input.key), String(input.requester)),
+    'lockwarden.key': String(input.key),
+    'lockwarden.requester': String(input.requester),
+  };
+  return inSpan('lockwarden.acquire', attributes, async (span) => {
+    const { session, news } = await startAwaitingLease(client, request, placement);
+    const answer = await news;
+    span.setAttribute('lockwarden.outcome', answer.status === 'ended' ? answer.outcome.status : 'held');
+    if (answer.status === 'ended') throw new LockNotAcquiredError(input.key, answer.outcome);
+    span.setAttribute('lockwarden.token', answer.lease.token);
+    const kept = keepHolderAlive(client, session.workflowId, answer.lease, request.holderTtlMs);
+    keepAlives.get(session.workflowId)?.stop();
+    keepAlives.set(session.workflowId, kept);
+    return { lease: answer.lease, session, signal: kept.signal };
+  });
 }
 
 /** The first run of a session whose start answered without its wait's (rare: an RPC timed out). */

@@ -19,6 +19,7 @@ export {
   workflowUiUrl,
 } from '../client/lockwardenClient';
 export { type ClientTarget, connectClient } from '../client/connect';
+export { type Tracing, tracingConfigured, tracingFromEnv } from '../temporal/tracing';
 export { closeSafeRetries, connectTemporal, refuseCallsAfterClose } from '../temporal/closeSafeRetries';
 export {
   loadTemporalTarget,

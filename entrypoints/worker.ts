@@ -20,10 +20,12 @@ export { createAnthropicDecider, type ModelConfig } from '../activities/anthropi
 export { createAnthropicDrafter } from '../activities/anthropicDrafter';
 export { createActivities, type ActivityDeps } from '../activities';
 export { type EscalationStore, FileEscalationStore } from '../activities/escalationStore';
-export { createMetrics, type Metrics } from '../activities/metrics';
+export { createMetrics, createModelWorkerMetrics, type Metrics } from '../activities/metrics';
 export { MODEL_ALWAYS_ON, type ModelSwitchReader, temporalModelSwitch } from '../activities/modelSwitch';
 export type { OnCallConfig } from '../activities/oncallActivities';
 export { DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS } from '../policy/constants';
+export { boundLocalAttempts, lockwardenActivityInterceptors } from '../worker/localAttemptBound';
+export { type Tracing, tracingConfigured, tracingFromEnv } from '../temporal/tracing';
 export {
   isLockServiceCredentialsRefused,
   isMissingDriver,

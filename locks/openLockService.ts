@@ -7,6 +7,7 @@ import {
   InvalidConfigurationError,
   LockServiceCredentialsRefusedError,
 } from '../policy/errors';
+import { tracedLockService } from './tracedLockService';
 import { checkedLockService } from './checkedLockService';
 import { credentialRefusal, credentialsChecked } from '../policy/lockContract/credentialRefusal';
 import type { LockService } from './lockService';
@@ -57,7 +58,7 @@ export async function openLockService(
   const { onCorrupt, ...backendOptions } = options;
   const locks = await credentialsChecked(() => openBackend(url, backendOptions));
   await refuseBadCredentials(locks);
-  return checkedLockService(locks, onCorrupt);
+  return tracedLockService(checkedLockService(locks, onCorrupt));
 }
 
 /**

@@ -213,7 +213,7 @@ describe('the compose deployment', () => {
     expect(networksOf(model)).toEqual(networksOf(services['temporal-frontend']!));
   });
 
-  it('has Prometheus scrape every worker replica on its metrics port', () => {
+  it('has Prometheus scrape every worker replica and the model worker on their metrics ports', () => {
     const mount = services.prometheus!.volumes!.find((v) =>
       v.endsWith(':/etc/prometheus/prometheus.yml:ro'),
     )!;
@@ -221,7 +221,9 @@ describe('the compose deployment', () => {
       scrape_configs: { static_configs: { targets: string[] }[] }[];
     };
     const targets = config.scrape_configs.flatMap((c) => c.static_configs.flatMap((s) => s.targets));
-    const expected = workers().map(([name, w]) => `${name}:${w.environment!.METRICS_PORT}`);
+    const expected = [...workers(), ['model-worker', services['model-worker']!] as const].map(
+      ([name, w]) => `${name}:${w.environment!.METRICS_PORT}`,
+    );
     expect(targets.sort()).toEqual(expected.sort());
   });
 

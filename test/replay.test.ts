@@ -5,7 +5,11 @@ import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@t
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { release010Bundle } from './support/release010';
 import { SCENARIOS } from './support/scenarios';
-import { workflowBundle } from './support/temporalFixture';
+import { quietBundlerLogger, workflowBundle } from './support/temporalFixture';
+import { OpenTelemetryPlugin } from '@temporalio/interceptors-opentelemetry';
+import { Resource } from '@opentelemetry/resources';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { WORKFLOWS_PATH } from '../worker/createWorker';
 
 const HISTORIES = path.join(__dirname, 'histories');
 const RELEASED_010 = path.join(HISTORIES, '0.1.0');
@@ -32,6 +36,32 @@ describe('replay of committed histories', () => {
     await expect(
       Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, read(HISTORIES, name), name),
     ).resolves.toBeUndefined();
+  });
+});
+
+// Traces on: Temporal's OpenTelemetry plugin's workflow interceptors and lockwarden's own spans run in
+// the sandbox, and change no command (temporal/tracing.ts).
+describe('replay with tracing on', () => {
+  let traced: WorkflowBundleWithSourceMap;
+  const exporter = new InMemorySpanExporter();
+  const plugin = new OpenTelemetryPlugin({
+    resource: new Resource({ 'service.name': 'replay' }),
+    spanProcessor: new SimpleSpanProcessor(exporter),
+  });
+  beforeAll(async () => {
+    traced = await bundleWorkflowCode({
+      workflowsPath: WORKFLOWS_PATH,
+      plugins: [plugin],
+      logger: quietBundlerLogger,
+    });
+  }, 120_000);
+
+  it.each(current)('replays %s with the plugin installed, exporting nothing again', async (name) => {
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: traced, plugins: [plugin] }, read(HISTORIES, name), name),
+    ).resolves.toBeUndefined();
+    // Spans of a replayed workflow were exported when it ran; a replay sends none.
+    expect(exporter.getFinishedSpans()).toEqual([]);
   });
 });
 

@@ -12,7 +12,7 @@ import {
 } from '../policy/constants';
 import { buildIdSchema, deploymentNameSchema } from '../policy/deploymentVersion';
 import { describeIssues, InvalidConfigurationError } from '../policy/errors';
-import { temporalEnvShape } from './temporalEnv';
+import { type MetricsEndpointConfig, metricsEndpointOf, temporalEnvShape } from './temporalEnv';
 import { loadTemporalTarget, type TemporalTarget } from '../temporal/connectionProfile';
 import {
   ABSOLUTE_MAX_HOLD_MS,
@@ -52,9 +52,6 @@ const workerConfigSchema = z.object({
   LOCKWARDEN_ESCALATIONS_FILE: z.string().min(1).default('.data/escalations.jsonl'),
   LOCKWARDEN_REVIEW_WINDOW_MS: z.coerce.number().int().positive().default(DEFAULT_ONCALL.reviewWindowMs),
   LOCKWARDEN_REVIEW_THRESHOLD: z.coerce.number().int().min(1).default(DEFAULT_ONCALL.reviewThreshold),
-  METRICS_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
-  METRICS_HOST: z.union([z.ipv4(), z.ipv6(), z.literal('localhost')]).default('127.0.0.1'),
-  LOCKWARDEN_SDK_METRICS_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
   LOCKWARDEN_METRICS_KEY_LABELS: z.enum(['true', 'false']).default('false'),
   LOCKWARDEN_ISOLATE_TIMEOUT_MS: z.coerce
     .number()
@@ -118,7 +115,7 @@ export interface WorkerConfig {
    */
   deployment: WorkerDeployment | null;
   /** Where `/metrics` is served (lockwarden's and the SDK's), or null: no metrics endpoint. */
-  metrics: { port: number; host: string; sdkPort: number; keyLabels: boolean } | null;
+  metrics: (MetricsEndpointConfig & { keyLabels: boolean }) | null;
 }
 
 /** Reads and validates the worker's environment; throws InvalidConfiguration naming each bad variable. */
@@ -148,15 +145,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     deployment: c.LOCKWARDEN_DEPLOYMENT
       ? { name: c.LOCKWARDEN_DEPLOYMENT, buildId: c.LOCKWARDEN_BUILD_ID }
       : null,
-    metrics: c.METRICS_PORT
-      ? {
-          port: c.METRICS_PORT,
-          host: c.METRICS_HOST,
-          // The SDK's exporter listens on loopback beside it; /metrics serves its text too.
-          sdkPort: c.LOCKWARDEN_SDK_METRICS_PORT ?? c.METRICS_PORT + 1,
-          keyLabels: c.LOCKWARDEN_METRICS_KEY_LABELS === 'true',
-        }
-      : null,
+    metrics: withKeyLabels(metricsEndpointOf(c), c.LOCKWARDEN_METRICS_KEY_LABELS === 'true'),
   };
 }
 
@@ -191,4 +180,9 @@ export function decisionMode(
 // An exported-but-empty variable means "unset" here, as it does for most CLIs.
 function withoutEmpty(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => !!e[1]));
+}
+
+// The endpoint, labelled with keys or not (LOCKWARDEN_METRICS_KEY_LABELS); null stays null.
+function withKeyLabels(endpoint: MetricsEndpointConfig | null, keyLabels: boolean) {
+  return endpoint ? { ...endpoint, keyLabels } : null;
 }

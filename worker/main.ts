@@ -15,6 +15,7 @@ import { openLockService } from '../locks/openLockService';
 import { decisionMode, loadWorkerConfig } from './config';
 import { serveMetrics } from './metricsServer';
 import { withSecretFiles } from './secretFiles';
+import { tracingFromEnv } from '../temporal/tracing';
 import { loadModelConfig } from './modelConfig';
 import { createLockwardenWorker } from './createWorker';
 import { missingSearchAttributes } from './searchAttributeCheck';
@@ -31,6 +32,8 @@ async function main(): Promise<void> {
     base: { service: 'lockwarden-worker' },
     redact: ['apiKey', '*.apiKey'],
   });
+  // Traces when the OTEL_* variables ask for them (temporal/tracing.ts): off otherwise.
+  const tracing = tracingFromEnv(env, 'lockwarden-worker');
   const sdkMetricsAddress = config.metrics ? `127.0.0.1:${config.metrics.sdkPort}` : null;
   Runtime.install({
     logger: new DefaultLogger(config.logLevel === 'silent' ? 'ERROR' : 'WARN'),
@@ -60,6 +63,8 @@ async function main(): Promise<void> {
       connectTemporal(config.temporal.connectionOptions),
     ),
     namespace: config.temporal.namespace,
+    // The wake-up a release sends carries the release's trace: the woken waiter's wait links to it.
+    plugins: tracing ? [tracing.plugin] : [],
   });
   try {
     const missing = await missingSearchAttributes(client, config.temporal.namespace);
@@ -76,6 +81,7 @@ async function main(): Promise<void> {
       maxCachedWorkflows: config.maxCachedWorkflows,
       queueSweepMs: config.queueSweepMs,
       deployment: config.deployment,
+      plugins: tracing ? [tracing.plugin] : [],
       deps: {
         locks,
         log,
@@ -109,6 +115,7 @@ async function main(): Promise<void> {
         deployment: config.deployment
           ? `${config.deployment.name}:${config.deployment.buildId}`
           : 'unversioned',
+        traces: tracing ? 'exported over OTLP (OTEL_* variables)' : 'off',
       },
       'worker polling',
     );
@@ -118,6 +125,7 @@ async function main(): Promise<void> {
     await client.connection.close();
     await locks.close();
     metricsServer?.close();
+    await tracing?.shutdown();
   }
 }
 

@@ -10,6 +10,9 @@ import { createAnthropicDrafter } from '../activities/anthropicDrafter';
 import { loadModelWorkerConfig } from './modelWorkerConfig';
 import { createModelWorker } from './modelWorker';
 import { withSecretFiles } from './secretFiles';
+import { createModelWorkerMetrics } from '../activities/metrics';
+import { serveMetrics } from './metricsServer';
+import { tracingFromEnv } from '../temporal/tracing';
 
 /**
  * `lockwarden-model-worker`: the model role. It holds the model key and no lock-service setting (it
@@ -22,7 +25,23 @@ async function main(): Promise<void> {
     base: { service: 'lockwarden-model-worker' },
     redact: ['apiKey', '*.apiKey'],
   });
-  Runtime.install({ logger: new DefaultLogger(config.logLevel === 'silent' ? 'ERROR' : 'WARN') });
+  // Traces when the OTEL_* variables ask for them: a decision's span joins its session's trace.
+  const tracing = tracingFromEnv(process.env, 'lockwarden-model-worker');
+  const sdkMetricsAddress = config.metrics ? `127.0.0.1:${config.metrics.sdkPort}` : null;
+  Runtime.install({
+    logger: new DefaultLogger(config.logLevel === 'silent' ? 'ERROR' : 'WARN'),
+    ...(sdkMetricsAddress
+      ? { telemetryOptions: { metrics: { prometheus: { bindAddress: sdkMetricsAddress } } } }
+      : {}),
+  });
+  // Its calls, latencies, repairs and fallbacks by cause (activities/metrics.ts), and the SDK's.
+  const metrics = createModelWorkerMetrics();
+  const metricsServer = config.metrics
+    ? serveMetrics(metrics.registry, {
+        ...config.metrics,
+        sdkMetricsUrl: `http://${sdkMetricsAddress}/metrics`,
+      })
+    : null;
   const connection = await connectOrExplain(config.temporal, () =>
     NativeConnection.connect(config.temporal.connectionOptions),
   );
@@ -42,12 +61,15 @@ async function main(): Promise<void> {
       drafter: config.model ? createAnthropicDrafter(config.model) : null,
       log,
       client,
+      metrics,
+      plugins: tracing ? [tracing.plugin] : [],
     });
     log.info(
       {
         temporal: config.temporal.summary,
         taskQueue: config.taskQueue,
         model: config.model?.model ?? 'none (deterministic policy)',
+        metrics: config.metrics ? `http://${config.metrics.host}:${config.metrics.port}/metrics` : 'off',
       },
       'model worker polling',
     );
@@ -55,6 +77,8 @@ async function main(): Promise<void> {
   } finally {
     await connection.close();
     await client.connection.close();
+    metricsServer?.close();
+    await tracing?.shutdown();
   }
 }
 

@@ -1,5 +1,5 @@
 // The model worker: retry decisions and drafting on a queue of their own, no workflow, no lock.
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createBriefingActivities, type Drafter } from '../activities/briefingActivities';
 import { createDecisionActivities, type Decider } from '../activities/decisionActivities';
@@ -22,6 +22,8 @@ export interface ModelWorkerOptions {
    * the switch is not read and the model is always on.
    */
   client?: Client;
+  /** Worker plugins: Temporal's OpenTelemetry plugin, so a decision's span joins its session's trace. */
+  plugins?: WorkerOptions['plugins'];
 }
 
 /**
@@ -39,6 +41,7 @@ export function createModelWorker(options: ModelWorkerOptions): Promise<Worker> 
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
+    plugins: options.plugins ?? [],
     activities: {
       ...createDecisionActivities({ decider: options.decider, log, metrics, modelSwitch }),
       ...createBriefingActivities({ drafter: options.drafter, log, modelSwitch }),

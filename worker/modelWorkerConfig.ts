@@ -4,7 +4,7 @@ import type { ModelConfig } from '../activities/anthropicCalls';
 import { DEFAULT_MODEL_TASK_QUEUE } from '../policy/constants';
 import { describeIssues, InvalidConfigurationError } from '../policy/errors';
 import { loadModelConfig, MODEL_VARIABLES } from './modelConfig';
-import { temporalEnvShape } from './temporalEnv';
+import { type MetricsEndpointConfig, metricsEndpointOf, temporalEnvShape } from './temporalEnv';
 import { loadTemporalTarget, type TemporalTarget } from '../temporal/connectionProfile';
 
 const modelWorkerEnvSchema = z.object({
@@ -25,6 +25,8 @@ export interface ModelWorkerConfig {
   taskQueue: string;
   logLevel: z.infer<typeof modelWorkerEnvSchema>['LOG_LEVEL'];
   model: ModelConfig | null;
+  /** Where `/metrics` is served (the model path's metrics and the SDK's), or null: none. */
+  metrics: MetricsEndpointConfig | null;
 }
 
 // The lab host's check of its environment, `env | awk -F= '/LOCK|FENCING/'`: a line of the environment
@@ -68,5 +70,6 @@ export function loadModelWorkerConfig(env: NodeJS.ProcessEnv = process.env): Mod
     taskQueue: parsed.data.LOCKWARDEN_MODEL_TASK_QUEUE,
     logLevel: parsed.data.LOG_LEVEL,
     model: loadModelConfig(env),
+    metrics: metricsEndpointOf(parsed.data),
   };
 }

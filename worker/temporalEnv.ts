@@ -13,4 +13,30 @@ export const temporalEnvShape = {
   TEMPORAL_PROFILE: z.string().min(1).optional(),
   TEMPORAL_CONFIG_FILE: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  // Where `/metrics` is served, lockwarden's and the SDK's; absent, no metrics endpoint.
+  METRICS_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
+  METRICS_HOST: z.union([z.ipv4(), z.ipv6(), z.literal('localhost')]).default('127.0.0.1'),
+  LOCKWARDEN_SDK_METRICS_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
 };
+
+/** Where a worker serves `/metrics`: its own port, and the SDK exporter's on loopback beside it. */
+export interface MetricsEndpointConfig {
+  port: number;
+  host: string;
+  sdkPort: number;
+}
+
+/** The metrics endpoint the shared variables configure, or null when METRICS_PORT is unset. */
+export function metricsEndpointOf(c: {
+  METRICS_PORT?: number;
+  METRICS_HOST: string;
+  LOCKWARDEN_SDK_METRICS_PORT?: number;
+}): MetricsEndpointConfig | null {
+  if (!c.METRICS_PORT) return null;
+  return {
+    port: c.METRICS_PORT,
+    host: c.METRICS_HOST,
+    // The SDK's exporter listens on loopback beside it; /metrics serves its text too.
+    sdkPort: c.LOCKWARDEN_SDK_METRICS_PORT ?? c.METRICS_PORT + 1,
+  };
+}

@@ -13,6 +13,8 @@ import { awaitOperator, type EscalationCause, pageOnCall, resolvedByAcquisition 
 import { leaveQueue, noteAttempt, tryFastPath } from './fastPath';
 import type { LockSession, PhaseEnd } from './lockSession';
 import { sessionMetrics } from './metricsSink';
+import { inSpan } from '../../temporal/spans';
+import { linkWake, sessionAttributes } from './sessionTrace';
 
 /** How the acquisition phase ends: holding a lease, or with the session's end. */
 export type Acquisition = { kind: 'held'; lease: Lease } | PhaseEnd;
@@ -146,9 +148,14 @@ export async function acquireUntilHeld(
       session.enter('backing-off', `${denial.reason}; retrying in ${step.sleepMs} ms (${record.provider})`);
     }
     // One durable timer that a release signal cuts short.
-    if (parks) sessionMetrics.parked(step.sleepMs);
-    session.waitEnded(await condition(() => session.woken, step.sleepMs, { summary }));
-    if (parks) sessionMetrics.unparked();
+    await inSpan('lockwarden.wait', waitAttributes(session, parks, step.sleepMs), async (span) => {
+      if (parks) sessionMetrics.parked(step.sleepMs);
+      const woken = await condition(() => session.woken, step.sleepMs, { summary });
+      if (parks) sessionMetrics.unparked();
+      session.waitEnded(woken);
+      span.setAttribute('lockwarden.ended_by', woken ? 'wake-up' : 'timer');
+      if (woken) linkWake(span, session.wakeOrigin);
+    });
     if (workflowInfo().continueAsNewSuggested) return { kind: 'continued', resume: session.resume() };
   }
 }
@@ -177,4 +184,14 @@ async function escalate(
     }
     inQueue = attempt.denial.position !== null;
   }
+}
+
+// What a wait's span says: a park at the queue (a release ends it) or a back-off, and its bound.
+function waitAttributes(session: LockSession, parks: boolean, sleepMs: number) {
+  return {
+    ...sessionAttributes(session),
+    'lockwarden.wait': parks ? 'park' : 'backoff',
+    'lockwarden.bound_ms': sleepMs,
+    'lockwarden.attempts': session.attempts,
+  };
 }

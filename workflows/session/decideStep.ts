@@ -10,6 +10,7 @@ import {
 import type { Activities } from '../../activities';
 import { buildDecisionContext } from '../../policy/decisions/decisionContext';
 import type { PolicyTuning } from '../../policy/decisions/decisionPolicy';
+import { LOCAL_CALL_SCHEDULE_TO_CLOSE_MS } from '../../policy/constants';
 import { NON_RETRYABLE_ERROR_TYPES } from '../../policy/errors';
 import {
   appliedAs,
@@ -25,6 +26,8 @@ import type { WaitForEdge } from '../../policy/lockContract/waitForGraph';
 import type { DecisionRoute, LockSession } from './lockSession';
 import { onModelWorker } from '../modelWorkerCalls';
 import { sessionLog, sessionMetrics } from './metricsSink';
+import { inSpan } from '../../temporal/spans';
+import { sessionAttributes } from './sessionTrace';
 
 // Rate limits and overload are backed off by Temporal, a bounded number of times; after that the
 // workflow's own deterministic policy answers.
@@ -39,7 +42,11 @@ const DECISION_OPTIONS = {
   },
 } as const;
 const { decideRetry } = proxyActivities<Activities>(DECISION_OPTIONS);
-const { decideByPolicy } = proxyLocalActivities<Activities>(DECISION_OPTIONS);
+// Bounded per attempt by the worker's interceptor, not by a start-to-close (workflows/lockCalls.ts).
+const { decideByPolicy } = proxyLocalActivities<Activities>({
+  scheduleToCloseTimeout: LOCAL_CALL_SCHEDULE_TO_CLOSE_MS,
+  retry: DECISION_OPTIONS.retry,
+});
 
 /** A decision and what the guardrails made of it. */
 interface DecidedStep {
@@ -79,42 +86,56 @@ export async function decideAfterDenial(
   });
   // The workflow's seeded, replay-safe generator.
   const input = { context, tuning, jitterSample: Math.random() };
-  // A local activity is never cancelled: the SDK's core fails the workflow task, on every replay,
-  // when a wake-up cancels one whose result it already holds (docs/reliability.md). The policy answers
-  // in a millisecond; a wake-up during it still ends the park that follows at once.
-  const record = decidesLocally(input, session.decisions)
-    ? await decide(input, session.decisions)
-    : await unlessWoken(session, () => decide(input, session.decisions));
-  if (record === 'woken') return 'woken';
-  // The model's delay is jittered with the sample drawn above: the policy, which had it, did not answer.
-  const rules = {
-    noEscalationBeforeMs: session.constraints.noEscalationBeforeMs,
-    jitterSample: record.provider === 'anthropic' ? input.jitterSample : null,
-  };
-  const guarded = guardDecision(record.decision, progress, session.budget, rules);
-  // A waiter that parks is woken by a release: one timer, bounded by the budget, that a release cuts
-  // short. A policy's delay gives way to it; a model's ends it when shorter than the holder's lease
-  // left (parkStepFor), so the delay the model gave is not dropped.
-  const parked = guarded.kind === 'sleep' && parks;
-  const modelDelayMs = guarded.kind === 'sleep' && record.provider === 'anthropic' ? guarded.sleepMs : null;
-  const step = parked ? parkStep(progress, session, modelDelayMs, context.holderLeaseRemainingMs) : guarded;
+  const attributes = { ...sessionAttributes(session), 'lockwarden.attempt': attempts };
+  return inSpan<DecidedStep | 'woken'>('lockwarden.decide', attributes, async (span) => {
+    // A local activity is never cancelled: the SDK's core fails the workflow task, on every replay,
+    // when a wake-up cancels one whose result it already holds (docs/reliability.md). The policy answers
+    // in a millisecond; a wake-up during it still ends the park that follows at once.
+    const record = decidesLocally(input, session.decisions)
+      ? await decide(input, session.decisions)
+      : await unlessWoken(session, () => decide(input, session.decisions));
+    if (record === 'woken') {
+      span.setAttribute('lockwarden.decision', 'cut short by a wake-up');
+      return 'woken';
+    }
+    // The model's delay is jittered with the sample drawn above: the policy, which had it, did not answer.
+    const rules = {
+      noEscalationBeforeMs: session.constraints.noEscalationBeforeMs,
+      jitterSample: record.provider === 'anthropic' ? input.jitterSample : null,
+    };
+    const guarded = guardDecision(record.decision, progress, session.budget, rules);
+    // A waiter that parks is woken by a release: one timer, bounded by the budget, that a release cuts
+    // short. A policy's delay gives way to it; a model's ends it when shorter than the holder's lease
+    // left (parkStepFor), so the delay the model gave is not dropped.
+    const parked = guarded.kind === 'sleep' && parks;
+    const modelDelayMs = guarded.kind === 'sleep' && record.provider === 'anthropic' ? guarded.sleepMs : null;
+    const step = parked ? parkStep(progress, session, modelDelayMs, context.holderLeaseRemainingMs) : guarded;
 
-  session.recordDecision(record, step, denial, progress, parked);
-  sessionLog.decided({
-    key: session.key,
-    requester: session.requester,
-    attempt: attempts,
-    provider: record.provider,
-    model: record.model,
-    decision: record.decision.decision,
-    backoffRequestedMs: record.decision.retry_after_ms ?? null,
-    backoffAppliedMs: step.kind === 'sleep' ? step.sleepMs : null,
-    appliedAs: appliedAs(step, parked),
-    fallbackCause: record.fallbackCause,
-    starvationRisk: record.decision.starvation_risk,
-    ...(record.labSingleProcess ? { labSingleProcess: true } : {}),
+    session.recordDecision(record, step, denial, progress, parked);
+    sessionLog.decided({
+      key: session.key,
+      requester: session.requester,
+      attempt: attempts,
+      provider: record.provider,
+      model: record.model,
+      decision: record.decision.decision,
+      backoffRequestedMs: record.decision.retry_after_ms ?? null,
+      backoffAppliedMs: step.kind === 'sleep' ? step.sleepMs : null,
+      appliedAs: appliedAs(step, parked),
+      fallbackCause: record.fallbackCause,
+      starvationRisk: record.decision.starvation_risk,
+      ...(record.labSingleProcess ? { labSingleProcess: true } : {}),
+    });
+    span.setAttributes({
+      'lockwarden.provider': record.provider,
+      'lockwarden.model': record.model ?? 'none',
+      'lockwarden.decision': record.decision.decision,
+      'lockwarden.applied_as': appliedAs(step, parked),
+      ...(step.kind === 'sleep' ? { 'lockwarden.backoff_applied_ms': step.sleepMs } : {}),
+      ...(record.fallbackCause ? { 'lockwarden.fallback_cause': record.fallbackCause } : {}),
+    });
+    return { record, step };
   });
-  return { record, step };
 }
 
 /**

@@ -1,7 +1,7 @@
 // The acquisition phase's calls at the key's queue, and the only workflow code that asks the lock
 // service for a lease: the fast path (the first attempt riding in the request's check), and leaving
 // the queue. The phase (acquirePhase.ts) decides when each is made and counts every attempt.
-import { ActivityFailure, ApplicationFailure, log } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, log, workflowInfo } from '@temporalio/workflow';
 import type { SessionAttempt } from '../../activities/lockActivities';
 import type { CheckedRequest } from '../../activities/requestActivities';
 import { fastPathRequest } from '../../policy/decisions/firstAttempt';
@@ -9,6 +9,8 @@ import { denial } from '../../policy/lockContract/lockTerms';
 import { credentialsRefusal, handoffCalls, lockCalls, lockServiceUnreachable } from '../lockCalls';
 import type { LockSession } from './lockSession';
 import { sessionMetrics } from './metricsSink';
+import { inSpan } from '../../temporal/spans';
+import { sessionAttributes } from './sessionTrace';
 
 /** The session's checked request, and the answer to its first attempt when the check made it. */
 interface CheckedStart {
@@ -27,13 +29,27 @@ interface CheckedStart {
 export async function checkRequestAndTryFirst(input: unknown): Promise<CheckedStart> {
   if (continuesARun(input)) return { request: await checkOnly(input), firstAttempt: null };
   try {
-    const checked = await typedFailure(() =>
-      handoffCalls.checkRequestAndTryAcquire.executeWithOptions(
-        { summary: 'check the request, fast path, attempt 1' },
-        [input],
-      ),
+    // The request's names are known once it is checked: the span names the session meanwhile.
+    const first = { 'lockwarden.session_id': workflowInfo().workflowId, 'lockwarden.attempt': 1 };
+    const checked = await inSpan(
+      'lockwarden.attempt',
+      { ...first, 'lockwarden.why': 'fast path' },
+      async (span) => {
+        const answer = await typedFailure(() =>
+          handoffCalls.checkRequestAndTryAcquire.executeWithOptions(
+            { summary: 'check the request, fast path, attempt 1' },
+            [input],
+          ),
+        );
+        if (typeof answer?.request !== 'object') throw new Error(ANOTHER_VERSIONS_RUN);
+        const { attempt } = answer;
+        span.setAttributes({
+          ...sessionAttributes(answer.request),
+          'lockwarden.outcome': attempt.granted ? 'granted' : attempt.denial.code,
+        });
+        return answer;
+      },
     );
-    if (typeof checked?.request !== 'object') throw new Error(ANOTHER_VERSIONS_RUN);
     return { request: checked.request, firstAttempt: checked.attempt };
   } catch (error) {
     const refused = credentialsRefusal(error);
@@ -87,19 +103,27 @@ export async function tryFastPath(session: LockSession, why: string): Promise<Se
   // key's holder is not the one last seen. A cycle forms only when someone starts waiting or a key
   // changes hands, and whoever closes it sees it then.
   const seen = session.lastDenial ? { holder: session.lastDenial.holder } : undefined;
-  let attempt: SessionAttempt;
-  try {
-    attempt = await handoffCalls.tryAcquireLock.executeWithOptions(
-      { summary: `${why}, attempt ${attempts}` },
-      [fastPathRequest(session.request, session.ticketSpanMs()), seen],
-    );
-  } catch (error) {
-    const refused = credentialsRefusal(error);
-    if (refused !== null) attempt = credentialsRefusedDenial(refused);
-    else if (lockServiceUnreachable(error)) attempt = unreachableDenial();
-    else throw error;
-  }
-  return noteAttempt(session, attempt);
+  return inSpan('lockwarden.attempt', attemptAttributes(session, attempts, why), async (span) => {
+    let attempt: SessionAttempt;
+    try {
+      attempt = await handoffCalls.tryAcquireLock.executeWithOptions(
+        { summary: `${why}, attempt ${attempts}` },
+        [fastPathRequest(session.request, session.ticketSpanMs()), seen],
+      );
+    } catch (error) {
+      const refused = credentialsRefusal(error);
+      if (refused !== null) attempt = credentialsRefusedDenial(refused);
+      else if (lockServiceUnreachable(error)) attempt = unreachableDenial();
+      else throw error;
+    }
+    span.setAttribute('lockwarden.outcome', attempt.granted ? 'granted' : attempt.denial.code);
+    return noteAttempt(session, attempt);
+  });
+}
+
+// What an attempt's span says of it: the session, its number, why it is made.
+function attemptAttributes(session: LockSession, attempt: number, why: string) {
+  return { ...sessionAttributes(session), 'lockwarden.attempt': attempt, 'lockwarden.why': why };
 }
 
 /**

@@ -24,6 +24,7 @@ export class LockSession extends SessionInbox {
   /** Counts a fast-path attempt about to be made; a wake-up from here on ends the next wait. */
   beginAttempt(): number {
     this.wokenByRelease = false;
+    this.wokenBy = null;
     return ++this.current.attempts;
   }
 

@@ -13,6 +13,7 @@ import {
 } from '../../policy/sessionModel/sessionTypes';
 import type { MessageRefusal } from '../../temporal/sinks';
 import { sessionMetrics } from './metricsSink';
+import { messageSpanContext } from './sessionTrace';
 import { SessionRecord } from './sessionRecord';
 
 /**
@@ -37,6 +38,7 @@ export class SessionInbox extends SessionRecord {
       return this.refused('lockReleased', 'bad-payload', '(input): must be absent or { releasedAt }');
     if (!this.request.wakeOnRelease) return;
     this.wokenByRelease = true;
+    this.wokenBy = messageSpanContext();
     const releasedAt = (notice as { releasedAt?: unknown } | null | undefined)?.releasedAt;
     if (typeof releasedAt === 'number' && Number.isSafeInteger(releasedAt)) this.releasedAt = releasedAt;
   }

@@ -5,6 +5,7 @@ import { type ConstraintRules, constraintRules, tightenBudget } from '../../poli
 import type { PastDecision } from '../../policy/decisions/decisionContext';
 import type { Overtaking } from '../../policy/lockContract/fairness';
 import type { Denial } from '../../policy/lockContract/lockSchemas';
+import type { SpanContext } from '@opentelemetry/api';
 import { RELEASE_KEY_MEMO } from '../../policy/lockContract/releaseKey';
 import type {
   DeadlockNotice,
@@ -57,6 +58,8 @@ export class SessionRecord {
   protected wokenEarly = false;
   /** When the release that woke this session freed the key (lock service clock), to time the hand-off. */
   protected releasedAt: number | undefined;
+  /** The traced release that woke this session, for its wait's span to link to (sessionTrace.ts). */
+  protected wokenBy: SpanContext | null = null;
   protected releaseAsked = false;
   protected operatorAnswer: OperatorDecision | undefined;
   protected deadlock: DeadlockNotice | undefined;
@@ -173,6 +176,11 @@ export class SessionRecord {
   /** A release (or a deadlock notice) came since the last attempt began. */
   get woken(): boolean {
     return this.wokenByRelease;
+  }
+
+  /** The traced message (a release's wake-up) that last woke this session, or null. */
+  get wakeOrigin(): SpanContext | null {
+    return this.wokenBy;
   }
 
   get releaseRequested(): boolean {

@@ -43,7 +43,7 @@ export function tracedLockService(inner: LockService): LockService {
     tryAcquire: (request) =>
       call(
         'tryAcquire',
-        { 'lockwarden.key': String(request.key), 'lockwarden.requester': String(request.requester) },
+        { 'lockwarden.key': field(request, 'key'), 'lockwarden.requester': field(request, 'requester') },
         () => inner.tryAcquire(request),
         attemptOutcome,
       ),
@@ -64,7 +64,7 @@ export function tracedLockService(inner: LockService): LockService {
     leave: (waiter) =>
       call(
         'leave',
-        { 'lockwarden.key': String(waiter.key), 'lockwarden.requester': String(waiter.requester) },
+        { 'lockwarden.key': field(waiter, 'key'), 'lockwarden.requester': field(waiter, 'requester') },
         () => inner.leave(waiter),
         () => ({ 'lockwarden.outcome': 'left' }),
       ),
@@ -89,12 +89,20 @@ function attemptOutcome(attempt: AcquireAttempt): Attributes {
   };
 }
 
-function fencedAttributes(target: { key: string; holder: string; token: string }): Attributes {
+function fencedAttributes(target: unknown): Attributes {
   return {
-    'lockwarden.key': target.key,
-    'lockwarden.holder': target.holder,
-    'lockwarden.token': target.token,
+    'lockwarden.key': field(target, 'key'),
+    'lockwarden.holder': field(target, 'holder'),
+    'lockwarden.token': field(target, 'token'),
   };
+}
+
+// A field of a call's input for a span, read before the backend checks the input: whatever the
+// caller passed (null, a number, nothing) becomes a string, and the backend's check answers it.
+function field(input: unknown, name: string): string {
+  const value =
+    typeof input === 'object' && input !== null ? (input as Record<string, unknown>)[name] : undefined;
+  return typeof value === 'string' ? value : String(value);
 }
 
 function fencedOutcome(result: FencedActionResult, done: string): Attributes {

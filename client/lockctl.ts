@@ -219,10 +219,12 @@ program
           key,
           requester: opts.requester,
           budget,
-          ...(opts.owner ? { owner: opts.owner } : {}),
-          ...(opts.ttlMs ? { ttlMs: opts.ttlMs } : {}),
-          ...(opts.fairness ? { fairness: opts.fairness as 'FIFO' } : {}),
-          ...(opts.maxHoldMs ? { maxHoldMs: opts.maxHoldMs } : {}),
+          // A value given is passed on as given, 0 too: the request's check refuses what is out of
+          // range (`--ttl-ms 0` is an error, not the default).
+          ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
+          ...(opts.ttlMs !== undefined ? { ttlMs: opts.ttlMs } : {}),
+          ...(opts.fairness !== undefined ? { fairness: opts.fairness as 'FIFO' } : {}),
+          ...(opts.maxHoldMs !== undefined ? { maxHoldMs: opts.maxHoldMs } : {}),
           ...(detached ? {} : { holderTtlMs }),
         };
         const pin =

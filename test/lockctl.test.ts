@@ -30,6 +30,16 @@ describe('lockctl at the boundary', () => {
       'requester: looks like user:password@host',
     ],
     [
+      'a key that holds a connection string with its password',
+      ['acquire', 'postgres://admin:hunter2@db/x', '--requester', 'r', '--no-wait'],
+      'key: looks like it holds user:password@host',
+    ],
+    [
+      'a TTL of 0 (not the default in disguise)',
+      ['acquire', 'k', '--requester', 'r', '--ttl-ms', '0', '--no-wait'],
+      'ttlMs: must be greater than 0',
+    ],
+    [
       'a holder with a zero-width space',
       ['release', 'k', '--holder', 'zero\u200Bwidth'],
       'holder: character 5 is U+200B, an invisible (zero-width) character',

@@ -7,7 +7,7 @@ import { RELEASE_KEY_DIGEST_PATTERN } from '../lockContract/releaseKey';
 import {
   fairnessSchema,
   requesterSchema,
-  lockKeySchema,
+  requestKeySchema,
   parseOrThrow,
   ttlMsSchema,
 } from '../lockContract/lockSchemas';
@@ -26,7 +26,7 @@ export type RetryBudget = z.infer<typeof retryBudgetSchema>;
 /** What a caller asks for when it starts an acquisition session. */
 export const acquireRequestSchema = z
   .strictObject({
-    key: lockKeySchema,
+    key: requestKeySchema,
     requester: requesterSchema,
     /**
      * The thread of control this session waits and holds for, in the wait-for graph: a parent

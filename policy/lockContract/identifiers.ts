@@ -42,10 +42,11 @@ export function identifierProblem(name: string): string | null {
   return null;
 }
 
-// What a credential or a connection string looks like, to keep one out of a requester id (which is
-// shown in workflow ids, the UI and logs, unmasked).
+// What a credential or a connection string looks like, to keep one out of a requester id or a lock
+// key (both are shown in workflow ids, the UI and logs, unmasked). A URL with no credential in it is
+// a fine key (`s3://bucket/report`), not a fine requester.
+const URL_WITH_SCHEME = { what: 'a URL with a scheme', pattern: /^[a-z][a-z0-9+.-]*:\/\//i };
 const CREDENTIAL_SHAPES: { what: string; pattern: RegExp }[] = [
-  { what: 'a URL with a scheme', pattern: /^[a-z][a-z0-9+.-]*:\/\//i },
   { what: 'user:password@host', pattern: /[^\s:@/]+:[^\s@/]+@[^\s@]+/ },
   { what: 'a secret assignment', pattern: /\b(password|passwd|pwd|secret|api[_-]?key|token)\s*[=:]/i },
   { what: 'a bearer token', pattern: /\bbearer\s+\S{8,}/i },
@@ -57,9 +58,17 @@ const CREDENTIAL_SHAPES: { what: string; pattern: RegExp }[] = [
 
 /** Why `requester` looks like a credential or connection string (and so is refused), or null. */
 export function credentialLookalike(requester: string): string | null {
-  const shape = CREDENTIAL_SHAPES.find((s) => s.pattern.test(requester));
+  const shape = [URL_WITH_SCHEME, ...CREDENTIAL_SHAPES].find((s) => s.pattern.test(requester));
   return shape
     ? `looks like ${shape.what}; requester ids are shown unmasked in workflow ids, the UI and logs, so a secret must not be one`
+    : null;
+}
+
+/** Why a lock key carries what looks like a credential (and so is refused in a request), or null. */
+export function keyCredentialLookalike(key: string): string | null {
+  const shape = CREDENTIAL_SHAPES.find((s) => s.pattern.test(key));
+  return shape
+    ? `looks like it holds ${shape.what}; keys are shown unmasked in workflow ids, the UI and logs, so a secret must not be in one`
     : null;
 }
 

@@ -2,7 +2,7 @@
 // without zod; they are re-exported here for the edges.
 import { z } from 'zod';
 import { describeIssues, InvalidLockRequestError } from '../errors';
-import { credentialLookalike, identifierProblem } from './identifiers';
+import { credentialLookalike, identifierProblem, keyCredentialLookalike } from './identifiers';
 import {
   ABSOLUTE_MAX_TTL_MS,
   DEFAULT_QUEUE_TICKET_MS,
@@ -37,6 +37,16 @@ const identifier = (max: number) =>
 
 /** A lock key: 1 to 256 characters that are what they look like. */
 export const lockKeySchema = identifier(256);
+
+/**
+ * A lock key as a request names it: a lock key that holds no credential (a connection string with a
+ * password, a token). Records the service answers are read with lockKeySchema, so a key stored
+ * before this check is still read.
+ */
+export const requestKeySchema = lockKeySchema.superRefine((key, ctx) => {
+  const problem = keyCredentialLookalike(key);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 /** A holder id as a lease names it: 1 to 200 characters that are what they look like. */
 export const holderSchema = identifier(200);
@@ -130,7 +140,7 @@ export type Fairness = z.infer<typeof fairnessSchema>;
 
 /** A request to the lock service's fast path. */
 const tryAcquireRequestSchema = z.strictObject({
-  key: lockKeySchema,
+  key: requestKeySchema,
   requester: requesterSchema,
   ttlMs: ttlMsSchema,
   fairness: fairnessSchema.default('FIFO'),

@@ -4,6 +4,7 @@ import { InvalidLockRequestError } from '../../policy/errors';
 import {
   acquisitionWorkflowId,
   credentialLookalike,
+  keyCredentialLookalike,
   identifierProblem,
   parseAcquisitionWorkflowId,
   releaseWorkflowId,
@@ -93,6 +94,29 @@ describe('names are what they look like', () => {
     expect(() => parseAcquireRequest({ key: 'k', requester })).toThrow(
       `requester: looks like ${what}; requester ids are shown unmasked`,
     );
+  });
+
+  it.each([
+    ['postgres://admin:hunter2@db/x', 'user:password@host'],
+    ['jobs/api_key=abc123/nightly', 'a secret assignment'],
+    ['tenant/sk-ant-api03-abcdefghijkl', 'an API key'],
+  ])('refuses a key that holds a credential: %s', (key, what) => {
+    expect(keyCredentialLookalike(key)).toContain(what);
+    expect(() => parseAcquireRequest({ key, requester: 'r' })).toThrow(
+      `key: looks like it holds ${what}; keys are shown unmasked`,
+    );
+  });
+
+  it('accepts the keys people use, URLs without credentials among them', () => {
+    for (const key of [
+      'billing/nightly-export',
+      's3://reports/2026-12/daily.csv',
+      'https://api.example.com/v1/orders',
+      'tenant:42/invoices',
+    ]) {
+      expect(keyCredentialLookalike(key)).toBeNull();
+      expect(parseAcquireRequest({ key, requester: 'r' }).key).toBe(key);
+    }
   });
 
   it('accepts the requesters people use', () => {

@@ -3,7 +3,7 @@
 import { Client } from '@temporalio/client';
 import { connectTemporal } from '../temporal/closeSafeRetries';
 import { connectOrExplain } from '../temporal/connectFailure';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import pino from 'pino';
 import { createAnthropicDecider } from '../activities/anthropicDecider';
 import { createAnthropicDrafter } from '../activities/anthropicDrafter';
@@ -13,7 +13,8 @@ import { createSessionWaker } from '../activities/sessionSignals';
 import { temporalModelSwitch } from '../activities/modelSwitch';
 import { openLockService } from '../locks/openLockService';
 import { decisionMode, loadWorkerConfig } from './config';
-import { serveMetrics } from './metricsServer';
+import { startRuntimeAndMetrics } from './runtimeAndMetrics';
+import { isInvalidConfiguration } from '../policy/errors';
 import { withSecretFiles } from './secretFiles';
 import { tracingFromEnv } from '../temporal/tracing';
 import { loadModelConfig } from './modelConfig';
@@ -34,26 +35,14 @@ async function main(): Promise<void> {
   });
   // Traces when the OTEL_* variables ask for them (temporal/tracing.ts): off otherwise.
   const tracing = tracingFromEnv(env, 'lockwarden-worker');
-  const sdkMetricsAddress = config.metrics ? `127.0.0.1:${config.metrics.sdkPort}` : null;
-  Runtime.install({
-    logger: new DefaultLogger(config.logLevel === 'silent' ? 'ERROR' : 'WARN'),
-    ...(sdkMetricsAddress
-      ? { telemetryOptions: { metrics: { prometheus: { bindAddress: sdkMetricsAddress } } } }
-      : {}),
-  });
+  const metrics = createMetrics({ keyLabels: config.metrics?.keyLabels ?? false });
+  const metricsServer = await startRuntimeAndMetrics(config.logLevel, config.metrics, metrics.registry);
   const locks = await openLockService(config.lockServiceUrl, {
     maxTtlMs: config.lockMaxTtlMs,
     // A record lockwarden did not write is left out of the sweep's and the graph's lists: said here.
     onCorrupt: (error) =>
       log.error({ event: 'lock.corrupt-record', key: error.key, problems: error.problems }, error.message),
   });
-  const metrics = createMetrics({ keyLabels: config.metrics?.keyLabels ?? false });
-  const metricsServer = config.metrics
-    ? serveMetrics(metrics.registry, {
-        ...config.metrics,
-        sdkMetricsUrl: `http://${sdkMetricsAddress}/metrics`,
-      })
-    : null;
   const connection = await connectOrExplain(config.temporal, () =>
     NativeConnection.connect(config.temporal.connectionOptions),
   );
@@ -129,7 +118,8 @@ async function main(): Promise<void> {
   }
 }
 
+// A setting that is wrong ends the process with one line naming it and exit code 2; anything else, 1.
 main().catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
+  process.exit(isInvalidConfiguration(error) ? 2 : 1);
 });

@@ -3,7 +3,7 @@
 import { Client } from '@temporalio/client';
 import { connectTemporal } from '../temporal/closeSafeRetries';
 import { connectOrExplain } from '../temporal/connectFailure';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import pino from 'pino';
 import { createAnthropicDecider } from '../activities/anthropicDecider';
 import { createAnthropicDrafter } from '../activities/anthropicDrafter';
@@ -11,7 +11,8 @@ import { loadModelWorkerConfig } from './modelWorkerConfig';
 import { createModelWorker } from './modelWorker';
 import { withSecretFiles } from './secretFiles';
 import { createModelWorkerMetrics } from '../activities/metrics';
-import { serveMetrics } from './metricsServer';
+import { startRuntimeAndMetrics } from './runtimeAndMetrics';
+import { isInvalidConfiguration } from '../policy/errors';
 import { tracingFromEnv } from '../temporal/tracing';
 
 /**
@@ -27,21 +28,9 @@ async function main(): Promise<void> {
   });
   // Traces when the OTEL_* variables ask for them: a decision's span joins its session's trace.
   const tracing = tracingFromEnv(process.env, 'lockwarden-model-worker');
-  const sdkMetricsAddress = config.metrics ? `127.0.0.1:${config.metrics.sdkPort}` : null;
-  Runtime.install({
-    logger: new DefaultLogger(config.logLevel === 'silent' ? 'ERROR' : 'WARN'),
-    ...(sdkMetricsAddress
-      ? { telemetryOptions: { metrics: { prometheus: { bindAddress: sdkMetricsAddress } } } }
-      : {}),
-  });
   // Its calls, latencies, repairs and fallbacks by cause (activities/metrics.ts), and the SDK's.
   const metrics = createModelWorkerMetrics();
-  const metricsServer = config.metrics
-    ? serveMetrics(metrics.registry, {
-        ...config.metrics,
-        sdkMetricsUrl: `http://${sdkMetricsAddress}/metrics`,
-      })
-    : null;
+  const metricsServer = await startRuntimeAndMetrics(config.logLevel, config.metrics, metrics.registry);
   const connection = await connectOrExplain(config.temporal, () =>
     NativeConnection.connect(config.temporal.connectionOptions),
   );
@@ -82,7 +71,8 @@ async function main(): Promise<void> {
   }
 }
 
+// A setting that is wrong ends the process with one line naming it and exit code 2; anything else, 1.
 main().catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
+  process.exit(isInvalidConfiguration(error) ? 2 : 1);
 });

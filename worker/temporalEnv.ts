@@ -2,6 +2,7 @@
 // (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_PROFILE, TEMPORAL_TLS_*, TEMPORAL_API_KEY, ...) is
 // read by temporal/connectionProfile.ts as Temporal's CLI reads it; the forms are checked here.
 import { z } from 'zod';
+import { InvalidConfigurationError } from '../policy/errors';
 
 /** The variables both worker roles read to reach Temporal and to log. */
 export const temporalEnvShape = {
@@ -33,10 +34,16 @@ export function metricsEndpointOf(c: {
   LOCKWARDEN_SDK_METRICS_PORT?: number;
 }): MetricsEndpointConfig | null {
   if (!c.METRICS_PORT) return null;
-  return {
-    port: c.METRICS_PORT,
-    host: c.METRICS_HOST,
-    // The SDK's exporter listens on loopback beside it; /metrics serves its text too.
-    sdkPort: c.LOCKWARDEN_SDK_METRICS_PORT ?? c.METRICS_PORT + 1,
-  };
+  // The SDK's exporter listens on loopback beside it; /metrics serves its text too.
+  const sdkPort = c.LOCKWARDEN_SDK_METRICS_PORT ?? c.METRICS_PORT + 1;
+  if (sdkPort > 65_535)
+    throw new InvalidConfigurationError([
+      `METRICS_PORT: ${c.METRICS_PORT} leaves no port for the SDK's exporter (METRICS_PORT + 1); ` +
+        'set LOCKWARDEN_SDK_METRICS_PORT (1 to 65535), or a METRICS_PORT below 65535',
+    ]);
+  if (sdkPort === c.METRICS_PORT)
+    throw new InvalidConfigurationError([
+      `LOCKWARDEN_SDK_METRICS_PORT: ${sdkPort} is METRICS_PORT; the SDK's exporter needs a port of its own`,
+    ]);
+  return { port: c.METRICS_PORT, host: c.METRICS_HOST, sdkPort };
 }

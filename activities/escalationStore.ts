@@ -62,9 +62,34 @@ export interface EscalationStore {
   recordsOf(key: string): Promise<(EscalationRecord | ResolutionRecord)[]>;
 }
 
-/** An append-only JSON-lines file: readable with `tail -f`, and enough for one host's worker. */
+/** How the file store keeps itself bounded, and whom it tells of a line it cannot read. */
+export interface FileEscalationStoreOptions {
+  /**
+   * The file's size past which it is rotated to `<file>.1` (the previous `.1` is dropped), so a read
+   * costs at most two such files: DEFAULT_ESCALATION_FILE_MAX_BYTES when absent.
+   */
+  maxBytes?: number;
+  /** Called with the count of lines skipped in a read (torn by a crash mid-write, or not JSON). */
+  onSkippedLines?: (count: number, file: string) => void;
+}
+
+/** 4 MiB: some four thousand escalations in each of the two generations a read covers. */
+export const DEFAULT_ESCALATION_FILE_MAX_BYTES = 4 * 1024 * 1024;
+
+/**
+ * An append-only JSON-lines file: readable with `tail -f`, and enough for one host's worker. It is
+ * rotated by size (the current file and the one before it are read), and a line that is not a whole
+ * record (a worker killed mid-write) is skipped and counted, never a failed read.
+ */
 export class FileEscalationStore implements EscalationStore {
-  constructor(private readonly file: string) {}
+  private readonly maxBytes: number;
+
+  constructor(
+    private readonly file: string,
+    private readonly options: FileEscalationStoreOptions = {},
+  ) {
+    this.maxBytes = options.maxBytes ?? DEFAULT_ESCALATION_FILE_MAX_BYTES;
+  }
 
   record(escalation: EscalationRecord): Promise<void> {
     return this.append(escalation);
@@ -79,19 +104,63 @@ export class FileEscalationStore implements EscalationStore {
   }
 
   async recordsOf(key: string): Promise<(EscalationRecord | ResolutionRecord)[]> {
-    const text = await fs.readFile(this.file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return '';
-      throw error;
-    });
-    return text
+    const text = (await readIfThere(`${this.file}.1`)) + (await readIfThere(this.file));
+    let skipped = 0;
+    const records = text
       .split('\n')
       .filter(Boolean)
-      .map((line) => JSON.parse(line) as EscalationRecord | ResolutionRecord)
-      .filter((e) => e.key === key);
+      .flatMap((line) => {
+        const record = parsedRecord(line);
+        if (!record) skipped++;
+        return record ? [record] : [];
+      });
+    if (skipped) this.options.onSkippedLines?.(skipped, this.file);
+    return records.filter((e) => e.key === key);
   }
 
   private async append(line: EscalationRecord | ResolutionRecord): Promise<void> {
     await fs.mkdir(path.dirname(this.file), { recursive: true });
-    await fs.appendFile(this.file, JSON.stringify(line) + '\n');
+    const size = await fs.stat(this.file).then(
+      (stat) => stat.size,
+      () => 0,
+    );
+    if (size >= this.maxBytes) await fs.rename(this.file, `${this.file}.1`);
+    // One write per record, on a line of its own: after a torn write the record starts a new line,
+    // so the torn line stays one bad line and this one is whole.
+    const fresh = size === 0 || size >= this.maxBytes || (await endsLine(this.file, size));
+    await fs.appendFile(this.file, `${fresh ? '' : '\n'}${JSON.stringify(line)}\n`);
+  }
+}
+
+// Whether the file's last byte ends a line.
+async function endsLine(file: string, size: number): Promise<boolean> {
+  const handle = await fs.open(file, 'r');
+  try {
+    const { buffer } = await handle.read(Buffer.alloc(1), 0, 1, size - 1);
+    return buffer[0] === 0x0a;
+  } finally {
+    await handle.close();
+  }
+}
+
+async function readIfThere(file: string): Promise<string> {
+  const text = await fs.readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return '';
+    throw error;
+  });
+  // A file that does not end its last line (a torn write) gets the line ended here, so the next
+  // file's first record is not glued to it.
+  return text && !text.endsWith('\n') ? `${text}\n` : text;
+}
+
+// A line as a record, or null when it is not one (torn, or not lockwarden's).
+function parsedRecord(line: string): EscalationRecord | ResolutionRecord | null {
+  try {
+    const record = JSON.parse(line) as Partial<EscalationRecord> | null;
+    return record && typeof record.key === 'string' && typeof record.at === 'string'
+      ? (record as EscalationRecord | ResolutionRecord)
+      : null;
+  } catch {
+    return null;
   }
 }

@@ -109,6 +109,12 @@ export function createMetrics({ registry = new Registry(), keyLabels = false }: 
       help: 'Heads the sweep took out of their queue: woken for a minute at a free key, and never tried',
       registers: [registry],
     }),
+    escalationStoreProblems: new Counter({
+      name: 'lockwarden_escalation_store_problems_total',
+      help: 'Escalation store problems, by kind: torn-line (a line skipped on read), unreadable, unwritable (the page went out all the same)',
+      labelNames: ['problem'] as const,
+      registers: [registry],
+    }),
     fairnessViolations: new Counter({
       name: 'lockwarden_fairness_violations_total',
       help: 'Waiters found overtaken by a later arrival of their priority when a key changed hands',

@@ -51,15 +51,31 @@ interface ResolutionWebhookPayload extends EscalationResolution {
 
 /** The on-call activities: record an escalation or its resolution, tell a human, run the starvation monitor. */
 export function createOnCallActivities({ oncall, escalations, metrics, log, sessions }: OnCallDeps) {
+  // The store failed: logged (its error's message, which names the file) and counted; `fallback` is answered.
+  function storeFailed<T>(problem: 'unreadable' | 'unwritable', error: unknown, fallback: T): T {
+    metrics.escalationStoreProblems.inc({ problem });
+    log.error(
+      {
+        event: 'escalation-store.failed',
+        problem,
+        error: error instanceof Error ? error.message : String(error),
+      },
+      `the escalation store is ${problem}; the page is sent all the same`,
+    );
+    return fallback;
+  }
   return {
     async notifyOnCall(
       notice: EscalationNotice,
     ): Promise<{ via: 'webhook' | 'log'; flaggedForReview: boolean; recentForKey: number }> {
       const at = new Date();
       const since = new Date(at.getTime() - oncall.reviewWindowMs);
-      // The key's escalations on every worker (visibility) or, where it cannot say, on this one.
+      // The key's escalations on every worker (visibility) or, where it cannot say, on this one. A
+      // store that cannot be read counts none: the page goes out all the same.
       const [here, everywhere] = await Promise.all([
-        escalations.recentForKey(notice.key, since),
+        escalations
+          .recentForKey(notice.key, since)
+          .catch((error: unknown) => storeFailed('unreadable', error, 0)),
         sessions?.escalationsOf(notice.key, since, notice.workflowId) ?? null,
       ]);
       const recentForKey = Math.max(here, everywhere ?? 0) + 1;
@@ -90,7 +106,10 @@ export function createOnCallActivities({ oncall, escalations, metrics, log, sess
       };
       log.warn({ event: 'lock.escalated', ...payload }, 'escalated to on-call');
       if (oncall.webhookUrl) await postWebhook(oncall.webhookUrl, payload);
-      await escalations.record({ ...notice, at: payload.at });
+      // Paged: a store that cannot be written now is said and counted, not a retry that pages again.
+      await escalations
+        .record({ ...notice, at: payload.at })
+        .catch((error: unknown) => storeFailed('unwritable', error, undefined));
       metrics.escalations.inc({ ...metrics.keyLabel(notice.key), deadlock: String(notice.deadlock) });
       return { via: oncall.webhookUrl ? 'webhook' : 'log', flaggedForReview, recentForKey };
     },
@@ -107,7 +126,9 @@ export function createOnCallActivities({ oncall, escalations, metrics, log, sess
         'escalation resolved: the lock was acquired',
       );
       if (oncall.webhookUrl) await postWebhook(oncall.webhookUrl, payload);
-      await escalations.recordResolution(payload);
+      await escalations
+        .recordResolution(payload)
+        .catch((error: unknown) => storeFailed('unwritable', error, undefined));
       return { via: oncall.webhookUrl ? 'webhook' : 'log' };
     },
   };

@@ -1,5 +1,6 @@
 // The lock worker's configuration, read from the environment and checked with zod.
 import { z } from 'zod';
+import { DEFAULT_ESCALATION_FILE_MAX_BYTES } from '../activities/escalationStore';
 import { DEFAULT_ONCALL, type OnCallConfig } from '../activities/oncallActivities';
 import { DEFAULT_LOCK_SERVICE_URL } from '../locks/openLockService';
 import {
@@ -50,8 +51,26 @@ const workerConfigSchema = z.object({
     .default(DEFAULT_OPERATOR_HOLD_LIMITS.maxHolderTtlMs),
   ONCALL_WEBHOOK_URL: z.url().optional(),
   LOCKWARDEN_ESCALATIONS_FILE: z.string().min(1).default('.data/escalations.jsonl'),
-  LOCKWARDEN_REVIEW_WINDOW_MS: z.coerce.number().int().positive().default(DEFAULT_ONCALL.reviewWindowMs),
-  LOCKWARDEN_REVIEW_THRESHOLD: z.coerce.number().int().min(1).default(DEFAULT_ONCALL.reviewThreshold),
+  // Rotated past this size to <file>.1: a read at each escalation costs at most two such files.
+  LOCKWARDEN_ESCALATIONS_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(64 * 1024)
+    .max(1024 * 1024 * 1024)
+    .default(DEFAULT_ESCALATION_FILE_MAX_BYTES),
+  // A day at most: a longer window is read from the store and visibility at every escalation.
+  LOCKWARDEN_REVIEW_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(24 * 60 * 60 * 1000)
+    .default(DEFAULT_ONCALL.reviewWindowMs),
+  LOCKWARDEN_REVIEW_THRESHOLD: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000)
+    .default(DEFAULT_ONCALL.reviewThreshold),
   LOCKWARDEN_METRICS_KEY_LABELS: z.enum(['true', 'false']).default('false'),
   LOCKWARDEN_ISOLATE_TIMEOUT_MS: z.coerce
     .number()
@@ -103,6 +122,8 @@ export interface WorkerConfig {
   logLevel: z.infer<typeof workerConfigSchema>['LOG_LEVEL'];
   oncall: OnCallConfig;
   escalationsFile: string;
+  /** The escalation file's size past which it is rotated (LOCKWARDEN_ESCALATIONS_MAX_BYTES). */
+  escalationsMaxBytes: number;
   /** How long one workflow activation may run (see DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS). */
   isolateExecutionTimeoutMs: number;
   /** How many sessions the worker keeps cached (see DEFAULT_MAX_CACHED_WORKFLOWS). */
@@ -139,6 +160,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
       reviewThreshold: c.LOCKWARDEN_REVIEW_THRESHOLD,
     },
     escalationsFile: c.LOCKWARDEN_ESCALATIONS_FILE,
+    escalationsMaxBytes: c.LOCKWARDEN_ESCALATIONS_MAX_BYTES,
     isolateExecutionTimeoutMs: c.LOCKWARDEN_ISOLATE_TIMEOUT_MS,
     maxCachedWorkflows: c.LOCKWARDEN_MAX_CACHED_WORKFLOWS,
     queueSweepMs: c.LOCKWARDEN_QUEUE_SWEEP_MS,

@@ -77,7 +77,13 @@ async function main(): Promise<void> {
         decider: modelConfig ? createAnthropicDecider(modelConfig) : null,
         drafter: modelConfig ? createAnthropicDrafter(modelConfig) : null,
         oncall: config.oncall,
-        escalations: new FileEscalationStore(config.escalationsFile),
+        escalations: new FileEscalationStore(config.escalationsFile, {
+          maxBytes: config.escalationsMaxBytes,
+          onSkippedLines: (count, file) => {
+            metrics.escalationStoreProblems.inc({ problem: 'torn-line' }, count);
+            log.warn({ event: 'escalation-store.torn-lines', count, file }, 'escalation store lines skipped');
+          },
+        }),
         metrics,
         waker: createSessionWaker(client, log),
         modelSwitch: temporalModelSwitch(client, { log, metrics }),

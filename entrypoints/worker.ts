@@ -19,7 +19,12 @@ export { SqliteLockService } from '../locks/sqliteLockService';
 export { createAnthropicDecider, type ModelConfig } from '../activities/anthropicDecider';
 export { createAnthropicDrafter } from '../activities/anthropicDrafter';
 export { createActivities, type ActivityDeps } from '../activities';
-export { type EscalationStore, FileEscalationStore } from '../activities/escalationStore';
+export {
+  DEFAULT_ESCALATION_FILE_MAX_BYTES,
+  type EscalationStore,
+  FileEscalationStore,
+  type FileEscalationStoreOptions,
+} from '../activities/escalationStore';
 export { createMetrics, createModelWorkerMetrics, type Metrics } from '../activities/metrics';
 export { MODEL_ALWAYS_ON, type ModelSwitchReader, temporalModelSwitch } from '../activities/modelSwitch';
 export type { OnCallConfig } from '../activities/oncallActivities';

@@ -64,7 +64,7 @@ describe('the model worker, as deployed', () => {
         env: { PATH: process.env.PATH, LOCK_SERVICE_URL: SERVER_URLS.redis, ANTHROPIC_API_KEY: 'sk-test' },
       }),
     );
-    expect(refused.code).toBe(1);
+    expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(
       /LOCK_SERVICE_URL: the model worker holds no lock-service or fencing setting/,
     );

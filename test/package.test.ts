@@ -153,14 +153,15 @@ describe('lockwarden installed from its packed tarball into a project outside th
     ]);
     expect(testing.trim().split('\n')).toEqual(['1', 'false']);
 
-    // The worker bin runs with Node alone, and refuses a bad configuration by naming the variable.
+    // The worker bin runs with Node alone, and refuses a bad configuration by naming the variable,
+    // with exit code 2 (a setting that cannot work), as lockctl does for bad input.
     const refused = spawnSync('npx', ['--no-install', 'lockwarden-worker'], {
       cwd: project,
       encoding: 'utf8',
       env: { ...process.env, LOCK_SERVICE_URL: 'ftp://nowhere' },
       timeout: 60_000,
     });
-    expect(refused.status).toBe(1);
+    expect(refused.status).toBe(2);
     expect(refused.stderr).toContain('LOCK_SERVICE_URL must be one of sqlite:<path>');
 
     // The model worker's bin too, which refuses to start beside a lock-service setting.
@@ -170,7 +171,7 @@ describe('lockwarden installed from its packed tarball into a project outside th
       env: { PATH: process.env.PATH, LOCK_SERVICE_URL: 'sqlite:locks.sqlite' },
       timeout: 60_000,
     });
-    expect(modelRefused.status).toBe(1);
+    expect(modelRefused.status).toBe(2);
     expect(modelRefused.stderr).toContain(
       'LOCK_SERVICE_URL: the model worker holds no lock-service or fencing setting',
     );

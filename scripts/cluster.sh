@@ -86,14 +86,18 @@ ensure_network() {
     ip addr add "$SUBNET_HOST/24" dev "$BRIDGE"
   fi
   ip link set "$BRIDGE" up
+  # Read whole before grep: under pipefail, `ip ... | grep -q` fails when grep stops reading early
+  # (ip gets SIGPIPE), and the address would be added twice ("Address already assigned").
+  local assigned
   for name in "${TEMPORAL_SERVICES[@]}" ui; do
-    ip addr show dev "$BRIDGE" | grep -q "inet ${ADDR[$name]}/" || ip addr add "${ADDR[$name]}/32" dev "$BRIDGE"
+    assigned="$(ip addr show dev "$BRIDGE")"
+    grep -q "inet ${ADDR[$name]}/" <<<"$assigned" || ip addr add "${ADDR[$name]}/32" dev "$BRIDGE"
   done
   for name in "${ETCD_MEMBERS[@]}" "${WORKERS[@]}"; do ensure_host "$name"; done
 }
 ensure_host() {
   local name="$1" ns; ns="$(netns_of "$1")"
-  ip netns list | grep -qw "$ns" || ip netns add "$ns"
+  grep -qw "$ns" <<<"$(ip netns list)" || ip netns add "$ns"
   if ! ip link show "$ns" >/dev/null 2>&1; then
     ip link add "$ns" type veth peer name eth0 netns "$ns"
     ip link set "$ns" master "$BRIDGE" up

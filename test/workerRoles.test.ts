@@ -27,8 +27,9 @@ describe('one process never both keeps leases and holds the model key', () => {
       env: { ...process.env, TEMPORAL_ADDRESS, ANTHROPIC_API_KEY: 'sk-ant-test', LOG_LEVEL: 'silent' },
       timeout: 60_000,
     });
+    // A configuration that cannot work: exit code 2, like every refused setting.
     await expect(started).rejects.toMatchObject({
-      code: 1,
+      code: 2,
       stderr: expect.stringMatching(
         /ANTHROPIC_API_KEY: this lock worker keeps leases, so it holds no model key\. Run the two roles apart: lockwarden-model-worker .*lockwarden-worker/,
       ),

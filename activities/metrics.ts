@@ -109,6 +109,17 @@ export function createMetrics({ registry = new Registry(), keyLabels = false }: 
       help: 'Heads the sweep took out of their queue: woken for a minute at a free key, and never tried',
       registers: [registry],
     }),
+    idleRecordsForgotten: new Counter({
+      name: 'lockwarden_idle_records_forgotten_total',
+      help: 'Records of idle keys and lapsed tickets the sweep had the lock service forget',
+      registers: [registry],
+    }),
+    sweepDuration: new Histogram({
+      name: 'lockwarden_sweep_duration_seconds',
+      help: "One queue sweep's lock-service work: silent leases, stalled queues, forgetting idle keys",
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+      registers: [registry],
+    }),
     escalationStoreProblems: new Counter({
       name: 'lockwarden_escalation_store_problems_total',
       help: 'Escalation store problems, by kind: torn-line (a line skipped on read), unreadable, unwritable (the page went out all the same)',

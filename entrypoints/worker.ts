@@ -14,7 +14,7 @@ export {
 export { loadWorkerConfig, type WorkerConfig } from '../worker/config';
 export { loadModelConfig } from '../worker/modelConfig';
 export { DEFAULT_LOCK_SERVICE_URL, openLockService } from '../locks/openLockService';
-export type { LockRecord, LockService, QueuedWaiter } from '../locks/lockService';
+export type { LockRecord, LockService, LockServiceLimits, QueuedWaiter } from '../locks/lockService';
 export { SqliteLockService } from '../locks/sqliteLockService';
 export { createAnthropicDecider, type ModelConfig } from '../activities/anthropicDecider';
 export { createAnthropicDrafter } from '../activities/anthropicDrafter';

@@ -136,6 +136,7 @@ export function checkedLockService(
     async leasesRunningLow(fractionLeft) {
       return checkedList(lowLeaseSchema, await inner.leasesRunningLow(fractionLeft), onCorrupt);
     },
+    forgetIdleKeys: () => inner.forgetIdleKeys(),
     close: () => inner.close(),
   };
 }

@@ -30,18 +30,18 @@ import {
   type Ticket,
   waitersOf,
 } from './grantRules';
-import type { LockRecord, LockService, LowLease, StalledQueue } from './lockService';
+import type { LockRecord, LockService, LockServiceLimits, LowLease, StalledQueue } from './lockService';
+import { DEFAULT_MAX_WAITERS_PER_KEY, IDLE_KEY_RETENTION_MS } from '../policy/constants';
 import { etcdClientOptions, type TlsFiles } from './lockServiceTls';
 
 /** Options of the etcd backend. */
-interface EtcdLockServiceOptions {
+interface EtcdLockServiceOptions extends LockServiceLimits {
   /** Client URLs, e.g. `http://127.0.0.1:2379` (`https://` for TLS). */
   hosts: string[];
   /** An RBAC user whose role covers the `lockwarden/` prefix. */
   auth?: { username: string; password: string };
   /** The server's CA, and a client certificate and key, for `https://` hosts. */
   files?: TlsFiles;
-  maxTtlMs?: number;
   /** Most keys one read of a whole prefix (every lease, every ticket) asks for at a time. */
   rangePage?: number;
 }
@@ -62,7 +62,8 @@ const WAIT_PREFIX = 'lockwarden/wait/';
 const TOKEN_PREFIX = 'lockwarden/token/';
 const leaseKeyOf = (key: string) => LEASE_PREFIX + encodeURIComponent(key);
 const waitPrefixOf = (key: string) => `${WAIT_PREFIX}${encodeURIComponent(key)}/`;
-// Rewritten by every grant and never deleted: its mod revision is the newest token issued for the key.
+// Written by every grant (its mod revision is then the newest token issued for the key), on the
+// lease's etcd lease; a release writes it again with that token as its value, on a retention lease.
 const tokenMarkerOf = (key: string) => TOKEN_PREFIX + encodeURIComponent(key);
 const ticketKeyOf = (key: string, requester: string) => waitPrefixOf(key) + encodeURIComponent(requester);
 
@@ -78,7 +79,9 @@ export interface LeaseValue {
 /**
  * The etcd backend. A lease is a key bound to an etcd lease, so etcd itself expires it on its own
  * clock; the fencing token is the key's create revision, which etcd never reuses (also across
- * restarts, since revisions are persisted in its log). A waiter's ticket is a key bound to a lease of
+ * restarts, since revisions are persisted in its log, and after a key's records are gone). Every
+ * record lives on an etcd lease, so etcd forgets an idle key by itself: the lease key and the token
+ * marker with the lease (the marker a retention longer after a release), a ticket with its own. A waiter's ticket is a key bound to a lease of
  * its own, so a dead waiter's ticket vanishes when that lease runs out. Grants are transactions that
  * succeed only if the lease key is still absent. etcd has no clock API: the deadlines and service
  * times this backend reports are the worker's estimate of etcd's decision, which etcd alone enforces,
@@ -90,11 +93,20 @@ export class EtcdLockService implements LockService {
   private readonly client: Etcd3;
   private readonly maxTtlMs: number;
   private readonly rangePage: number;
+  private readonly retentionS: number;
+  private readonly maxWaitersPerKey: number;
+  /** The etcd lease released keys' token markers live on, and when this worker took it. */
+  private retention: { id: string; grantedAt: number } | null = null;
 
   constructor(options: EtcdLockServiceOptions) {
     this.client = new Etcd3(etcdClientOptions(options));
     this.maxTtlMs = options.maxTtlMs ?? ABSOLUTE_MAX_TTL_MS;
     this.rangePage = options.rangePage ?? RANGE_PAGE;
+    this.maxWaitersPerKey = options.maxWaitersPerKey ?? DEFAULT_MAX_WAITERS_PER_KEY;
+    this.retentionS = Math.max(
+      ETCD_MIN_TTL_S,
+      Math.ceil((options.idleKeyRetentionMs ?? IDLE_KEY_RETENTION_MS) / 1000),
+    );
   }
 
   async tryAcquire(input: TryAcquireRequest): Promise<AcquireAttempt> {
@@ -155,10 +167,21 @@ export class EtcdLockService implements LockService {
     const refusal = this.checkOwner(current, target, now);
     if (refusal) return refusal;
     const leaseKey = leaseKeyOf(target.key);
-    const txn = await this.client
-      .if(leaseKey, 'Mod', '==', current!.kv.mod_revision)
-      .then(this.client.delete().key(leaseKey))
-      .commit();
+    const release = async (retentionLease: string) =>
+      this.client
+        .if(leaseKey, 'Mod', '==', current!.kv.mod_revision)
+        .then(
+          this.client.delete().key(leaseKey),
+          // Rewritten here, so its revision moves on: the token goes in its value.
+          this.client.put(tokenMarkerOf(target.key)).value(current!.kv.create_revision).lease(retentionLease),
+        )
+        .commit();
+    // A retention lease that etcd no longer has (its TTL ran out early, etcd restarted) is taken anew.
+    const txn = await release(await this.retentionLease()).catch(async (error: unknown) => {
+      if (!/lease not found/i.test(String(error))) throw error;
+      this.retention = null;
+      return release(await this.retentionLease());
+    });
     if (!txn.succeeded) return { ok: false, reason: 'stale-token', serviceTime: now };
     await this.client.leaseClient.leaseRevoke({ ID: current!.kv.lease }).catch(() => undefined);
     return { ok: true, serviceTime: now };
@@ -257,8 +280,27 @@ export class EtcdLockService implements LockService {
     return leases.filter((l) => l.remainingMs >= 0 && l.remainingMs < l.ttlMs * fraction);
   }
 
+  /** etcd forgets by itself: every record lockwarden writes lives on an etcd lease. */
+  async forgetIdleKeys(): Promise<number> {
+    return 0;
+  }
+
   async close(): Promise<void> {
     this.client.close();
+  }
+
+  /**
+   * One etcd lease for the token markers of the keys this worker releases, taken anew once half its
+   * TTL has passed: a marker lives from half the retention to the whole of it past its release, for
+   * one lease grant per half retention rather than one per release.
+   */
+  private async retentionLease(): Promise<string> {
+    const halfMs = (this.retentionS * 1000) / 2;
+    if (this.retention && Date.now() - this.retention.grantedAt < halfMs) return this.retention.id;
+    const grantedAt = Date.now();
+    const { ID } = await this.client.leaseClient.leaseGrant({ TTL: this.retentionS });
+    this.retention = { id: ID, grantedAt };
+    return ID;
   }
 
   private async attempt(request: ParsedTryAcquireRequest): Promise<AcquireAttempt | 'raced'> {
@@ -271,6 +313,7 @@ export class EtcdLockService implements LockService {
         holder: current?.value.holder ?? null,
         leaseUntil: current ? Number.POSITIVE_INFINITY : null,
         tickets,
+        maxWaiters: this.maxWaitersPerKey,
       },
       request,
     );
@@ -290,7 +333,7 @@ export class EtcdLockService implements LockService {
         .if(leaseKey, 'Create', '==', 0)
         .then(
           this.client.put(leaseKey).value(JSON.stringify(value)).lease(ID),
-          this.client.put(tokenMarkerOf(request.key)).value(''),
+          this.client.put(tokenMarkerOf(request.key)).value('').lease(ID),
           this.client.delete().key(ticketKeyOf(request.key, request.requester)),
         )
         .commit();
@@ -371,7 +414,10 @@ export class EtcdLockService implements LockService {
 
   private async lastToken(key: string): Promise<string | null> {
     const kv = (await this.client.get(tokenMarkerOf(key)).exec()).kvs[0];
-    return kv?.mod_revision ?? null;
+    if (!kv) return null;
+    // A held key's marker was written by its grant (its revision is the token); a released key's
+    // names the token in its value.
+    return kv.value.length > 0 ? kv.value.toString() : kv.mod_revision;
   }
 
   private leaseFrom(key: string, current: { kv: IKeyValue; value: LeaseValue }): Lease {

@@ -42,6 +42,8 @@ interface KeySnapshot {
   holder: string | null;
   leaseUntil: number | null;
   tickets: Ticket[];
+  /** Most live tickets the key's queue takes: a newcomer beyond them is denied QUEUE_FULL, no ticket. */
+  maxWaiters: number;
 }
 
 /** What the backend must do with a tryAcquire, decided from a snapshot. */
@@ -60,7 +62,8 @@ export function queueOrder(a: Pick<Ticket, 'priority' | 'seq'>, b: Pick<Ticket, 
  * A live lease is returned to its own holder unchanged (a retried request must not mint a second
  * token) and denied to anyone else. A free lock goes to the head of the live queue, or to anyone when
  * the queue is empty or the requester waives fairness. A denied requester under FIFO or
- * priority-based fairness keeps (or takes) a ticket, so a latecomer cannot jump ahead of it.
+ * priority-based fairness keeps (or takes) a ticket, so a latecomer cannot jump ahead of it,
+ * unless the queue already has `maxWaiters` live tickets: then it is denied QUEUE_FULL and takes none.
  */
 export function decideGrant(snapshot: KeySnapshot, request: ParsedTryAcquireRequest): GrantStep {
   const live = snapshot.tickets.filter((t) => t.expiresAt > snapshot.now);
@@ -77,6 +80,8 @@ export function decideGrant(snapshot: KeySnapshot, request: ParsedTryAcquireRequ
     const ahead = others.filter((t) => queueOrder(t, mine) < 0).length;
     if (ahead === 0) return { kind: 'grant' };
   }
+  if (queued && !mine && others.length >= snapshot.maxWaiters)
+    return { kind: 'deny', code: 'QUEUE_FULL', keepTicket: false, waiters: others.length, position: null };
   const position = queued ? positionOf(others, mine, request.priority) : null;
   return {
     kind: 'deny',

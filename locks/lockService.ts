@@ -15,7 +15,10 @@ export interface LockRecord {
   holder: string | null;
   token: string | null;
   leaseUntil: number | null;
-  /** The newest token ever issued for the key; the next grant is strictly greater. */
+  /**
+   * The newest token issued for the key while the service still keeps it (null once the key has been
+   * idle past the retention and forgotten); the next grant is strictly greater either way.
+   */
   lastToken: string | null;
   /** Live waiters, head first. */
   waiters: string[];
@@ -50,9 +53,19 @@ export interface StalledQueue {
   waiters: string[];
 }
 
+/** What every backend accepts when it is opened, beside its own connection settings. */
+export interface LockServiceLimits {
+  /** Longest TTL the service grants. */
+  maxTtlMs?: number;
+  /** How long a key with no lease and no ticket is kept before forgetIdleKeys drops it. */
+  idleKeyRetentionMs?: number;
+  /** Most live tickets one key's queue takes (DEFAULT_MAX_WAITERS_PER_KEY); beyond, QUEUE_FULL. */
+  maxWaitersPerKey?: number;
+}
+
 /**
  * The contract every lock backend keeps. The service alone issues fencing tokens (strictly
- * increasing per key, never reused, also across restarts) and alone judges lease deadlines and queue
+ * increasing per key, never reused, also across restarts and across a key being forgotten) and alone judges lease deadlines and queue
  * tickets, on its own clock: no operation takes a time from the caller. Renew and release are
  * compare-and-act on (holder, token), so a stale token changes nothing. Bad input is refused with
  * InvalidLockRequest before anything is stored.
@@ -90,6 +103,14 @@ export interface LockService {
    * whose keepers have gone quiet. The sweep renews them for a session that still holds them.
    */
   leasesRunningLow(fractionLeft: number): Promise<LowLease[]>;
+  /**
+   * Forgets what the service keeps of keys that have had no lease and no live ticket for its idle-key
+   * retention (IDLE_KEY_RETENTION_MS unless opened with another), and of lapsed tickets, at most
+   * FORGET_IDLE_BATCH at a time, oldest first; returns how many records went. The sweep calls it, so
+   * storage follows the keys in use, not every key ever used. A forgotten key's next token is still
+   * above every token it had: tokens come from one sequence per service, not one per key.
+   */
+  forgetIdleKeys(): Promise<number>;
   /** Releases the connection or file handle. */
   close(): Promise<void>;
 }

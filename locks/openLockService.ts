@@ -10,7 +10,7 @@ import {
 import { tracedLockService } from './tracedLockService';
 import { checkedLockService } from './checkedLockService';
 import { credentialRefusal, credentialsChecked } from '../policy/lockContract/credentialRefusal';
-import type { LockService } from './lockService';
+import type { LockService, LockServiceLimits } from './lockService';
 import { withDriver } from './optionalDrivers';
 import { SqliteLockService } from './sqliteLockService';
 import { type EtcdTarget, parseEtcdUrl, takeTlsFiles } from './lockServiceTls';
@@ -53,7 +53,7 @@ function parseBackend(url: string) {
  */
 export async function openLockService(
   url: string,
-  options: { maxTtlMs?: number; onCorrupt?: (error: CorruptLockStateError) => void } = {},
+  options: LockServiceLimits & { onCorrupt?: (error: CorruptLockStateError) => void } = {},
 ): Promise<LockService> {
   const { onCorrupt, ...backendOptions } = options;
   const locks = await credentialsChecked(() => openBackend(url, backendOptions));
@@ -78,7 +78,7 @@ async function refuseBadCredentials(locks: LockService): Promise<void> {
 }
 
 // The backend a URL names, unwrapped.
-async function openBackend(url: string, options: { maxTtlMs?: number }): Promise<LockService> {
+async function openBackend(url: string, options: LockServiceLimits): Promise<LockService> {
   const parsed = lockServiceUrlSchema.safeParse(url);
   if (!parsed.success) {
     throw new InvalidConfigurationError(

@@ -27,16 +27,16 @@ import {
   type Ticket,
   waitersOf,
 } from './grantRules';
-import type { LockRecord, LockService, LowLease, StalledQueue } from './lockService';
+import type { LockRecord, LockService, LockServiceLimits, LowLease, StalledQueue } from './lockService';
+import { DEFAULT_MAX_WAITERS_PER_KEY, FORGET_IDLE_BATCH, IDLE_KEY_RETENTION_MS } from '../policy/constants';
 import { migratePostgres } from './postgresMigrations';
 import { resilientPool } from './postgresPool';
 import { untilReachable } from './untilReachable';
 
 /** Options of the PostgreSQL backend. */
-interface PostgresLockServiceOptions {
+interface PostgresLockServiceOptions extends LockServiceLimits {
   /** A `postgres://` connection string. */
   connectionString: string;
-  maxTtlMs?: number;
   /** Connections in the pool; each compound step holds one for a short transaction. */
   poolSize?: number;
   /** How long `open` waits for a server that cannot be reached yet (DEFAULT_CONNECT_WAIT_MS). */
@@ -59,14 +59,17 @@ interface LeaseRow {
 
 /**
  * The PostgreSQL backend. Each compound step is one transaction that locks the key's row
- * (SELECT ... FOR UPDATE), reads the server's clock, and applies the shared grant rules; the token
- * counter lives in the same row and is never reset, so tokens survive restarts and failovers that
- * keep committed data.
+ * (SELECT ... FOR UPDATE), reads the server's clock, and applies the shared grant rules. Tokens come
+ * from one sequence (`lockwarden_token_seq`, drawn under the key's row lock), so they survive
+ * restarts and failovers that keep committed data, and a key's row can go once the key is idle
+ * (forgetIdleKeys) with its next token still above every earlier one.
  */
 export class PostgresLockService implements LockService {
   readonly backend = 'postgres';
   readonly minTtlMs = 1;
   private readonly maxTtlMs: number;
+  private readonly idleKeyRetentionMs: number;
+  private readonly maxWaitersPerKey: number;
   private ready: Promise<void> | undefined;
 
   private constructor(
@@ -74,6 +77,8 @@ export class PostgresLockService implements LockService {
     options: PostgresLockServiceOptions,
   ) {
     this.maxTtlMs = options.maxTtlMs ?? ABSOLUTE_MAX_TTL_MS;
+    this.idleKeyRetentionMs = options.idleKeyRetentionMs ?? IDLE_KEY_RETENTION_MS;
+    this.maxWaitersPerKey = options.maxWaitersPerKey ?? DEFAULT_MAX_WAITERS_PER_KEY;
   }
 
   /**
@@ -104,7 +109,10 @@ export class PostgresLockService implements LockService {
       ]);
       const tickets = await this.ticketsOf(db, request.key, now);
       const leaseUntil = row.lease_until_ms === null ? null : Number(row.lease_until_ms);
-      const step = decideGrant({ now, holder: row.holder, leaseUntil, tickets }, request);
+      const step = decideGrant(
+        { now, holder: row.holder, leaseUntil, tickets, maxWaiters: this.maxWaitersPerKey },
+        request,
+      );
       if (step.kind === 'return-existing') {
         return {
           granted: true,
@@ -119,9 +127,13 @@ export class PostgresLockService implements LockService {
       }
       if (step.kind === 'grant') {
         const granted = await db.query<{ token: string }>(
-          `UPDATE lockwarden_leases SET last_token = last_token + 1, token = last_token + 1, holder = $2,
+          // Above the row's own newest too: a row 0.1.0 wrote (it counted per key) may be ahead.
+          `UPDATE lockwarden_leases SET last_token = t.token, token = t.token, holder = $2,
              ttl_ms = $3::integer, lease_until_ms = $4::bigint + $3::integer, granted_at_ms = $4::bigint,
-             owner = $5 WHERE key = $1 RETURNING token`,
+             owner = $5
+           FROM (SELECT GREATEST(nextval('lockwarden_token_seq'),
+                   (SELECT last_token + 1 FROM lockwarden_leases WHERE key = $1)) AS token) t
+           WHERE key = $1 RETURNING lockwarden_leases.token`,
           [request.key, request.requester, request.ttlMs, now, request.owner ?? null],
         );
         await db.query('DELETE FROM lockwarden_waiters WHERE key = $1 AND requester = $2', [
@@ -192,8 +204,8 @@ export class PostgresLockService implements LockService {
       const { now, refusal } = await this.lockOwnedRow(db, target);
       if (refusal) return refusal;
       await db.query(
-        'UPDATE lockwarden_leases SET holder = NULL, token = NULL, ttl_ms = NULL, lease_until_ms = NULL, granted_at_ms = NULL, owner = NULL WHERE key = $1',
-        [target.key],
+        'UPDATE lockwarden_leases SET holder = NULL, token = NULL, ttl_ms = NULL, lease_until_ms = $2, granted_at_ms = NULL, owner = NULL WHERE key = $1',
+        [target.key, now],
       );
       return { ok: true, serviceTime: now };
     });
@@ -255,11 +267,13 @@ export class PostgresLockService implements LockService {
   }
   async stalledQueues(): Promise<StalledQueue[]> {
     await this.ready;
-    // Driven by the keys' rows: free keys only, then their tickets by the (key, requester) key.
+    // Driven by the rows whose lease has ended (by the index on lease_until_ms; a key with a ticket
+    // has a row, since tickets are written under its lock and a row goes only with no live ticket):
+    // free keys only, then their tickets by the (key, requester) key.
     const result = await this.pool.query<{ key: string; requester: string; priority: number; seq: string }>(
       `SELECT w.key, w.requester, w.priority, w.seq FROM lockwarden_leases l
        JOIN lockwarden_waiters w ON w.key = l.key, (SELECT ${SERVICE_NOW} AS now) t
-       WHERE (l.holder IS NULL OR l.lease_until_ms <= t.now) AND w.expires_at_ms > t.now`,
+       WHERE l.lease_until_ms <= t.now AND w.expires_at_ms > t.now`,
     );
     return stalledQueuesOf(result.rows.map((r) => ({ ...r, seq: Number(r.seq) })));
   }
@@ -283,6 +297,30 @@ export class PostgresLockService implements LockService {
     }));
   }
 
+  /**
+   * Lapsed tickets, then rows whose lease ended a retention ago with no live ticket, oldest first
+   * and a batch at a time, by the indexes on their times. A row another call has locked is skipped:
+   * that call may be queueing on it, and the next sweep looks again.
+   */
+  async forgetIdleKeys(): Promise<number> {
+    await this.ready;
+    const tickets = await this.pool.query(
+      `DELETE FROM lockwarden_waiters WHERE ctid IN (
+         SELECT ctid FROM lockwarden_waiters WHERE expires_at_ms <= ${SERVICE_NOW}
+         ORDER BY expires_at_ms LIMIT $1 FOR UPDATE SKIP LOCKED)`,
+      [FORGET_IDLE_BATCH],
+    );
+    const keys = await this.pool.query(
+      `WITH t AS (SELECT ${SERVICE_NOW} AS now),
+       idle AS (SELECT key FROM lockwarden_leases, t WHERE lease_until_ms <= t.now - $1::bigint
+                ORDER BY lease_until_ms LIMIT $2 FOR UPDATE OF lockwarden_leases SKIP LOCKED)
+       DELETE FROM lockwarden_leases l USING idle, t WHERE l.key = idle.key
+         AND NOT EXISTS (SELECT 1 FROM lockwarden_waiters w WHERE w.key = l.key AND w.expires_at_ms > t.now)`,
+      [this.idleKeyRetentionMs, FORGET_IDLE_BATCH],
+    );
+    return (tickets.rowCount ?? 0) + (keys.rowCount ?? 0);
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }
@@ -295,21 +333,27 @@ export class PostgresLockService implements LockService {
     return { now, refusal: ownerRefusal(row.holder, row.token, leaseUntil, target, now) };
   }
 
-  // Creates the key's row on first use, then locks it for the rest of the transaction.
+  /**
+   * Creates the key's row on first use (free since now), then locks it for the rest of the
+   * transaction. A row forgotten between the two (forgetIdleKeys) is created again.
+   */
   private async lockRow(db: PoolClient, key: string): Promise<LeaseRow> {
-    await db.query(
-      'INSERT INTO lockwarden_leases (key, last_token) VALUES ($1, 0) ON CONFLICT (key) DO NOTHING',
-      [key],
-    );
-    // The service's time is read once the row is locked, not before a wait for it: a call that
-    // waited behind another must not stamp its grant or its place in the queue earlier than that
-    // call's own (the outer projection runs on the row the locking scan returns).
-    const result = await db.query<LeaseRow>(
-      `WITH locked AS (SELECT * FROM lockwarden_leases WHERE key = $1 FOR UPDATE)
-       SELECT locked.*, ${SERVICE_NOW} AS now FROM locked`,
-      [key],
-    );
-    return result.rows[0]!;
+    for (;;) {
+      await db.query(
+        `INSERT INTO lockwarden_leases (key, last_token, lease_until_ms) VALUES ($1, 0, ${SERVICE_NOW})
+         ON CONFLICT (key) DO NOTHING`,
+        [key],
+      );
+      // The service's time is read once the row is locked, not before a wait for it: a call that
+      // waited behind another must not stamp its grant or its place in the queue earlier than that
+      // call's own (the outer projection runs on the row the locking scan returns).
+      const result = await db.query<LeaseRow>(
+        `WITH locked AS (SELECT * FROM lockwarden_leases WHERE key = $1 FOR UPDATE)
+         SELECT locked.*, ${SERVICE_NOW} AS now FROM locked`,
+        [key],
+      );
+      if (result.rows[0]) return result.rows[0];
+    }
   }
 
   private async ticketsOf(db: Pick<Pool, 'query'>, key: string, now: number): Promise<Ticket[]> {

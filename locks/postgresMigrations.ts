@@ -23,13 +23,26 @@ const MIGRATIONS: string[] = [
   // The thread of control a ticket waits for and a lease is held for, for the wait-for graph.
   `ALTER TABLE lockwarden_waiters ADD COLUMN owner text;
    ALTER TABLE lockwarden_leases ADD COLUMN owner text;`,
+  // Tokens from one sequence (CACHE 1: values rise in the order they are drawn, across sessions),
+  // started above every key's counter, so a key's row can go once the key is idle. A row's
+  // lease_until_ms is when its lease ends or ended; the indexes serve the sweeps and the forgetting.
+  `CREATE SEQUENCE lockwarden_token_seq CACHE 1;
+   SELECT setval('lockwarden_token_seq', GREATEST(1, (SELECT COALESCE(MAX(last_token), 0) FROM lockwarden_leases)),
+     (SELECT COALESCE(MAX(last_token), 0) FROM lockwarden_leases) > 0);
+   UPDATE lockwarden_leases SET lease_until_ms = (extract(epoch from clock_timestamp()) * 1000)::bigint
+     WHERE lease_until_ms IS NULL;
+   CREATE INDEX lockwarden_leases_until ON lockwarden_leases (lease_until_ms);
+   CREATE INDEX lockwarden_waiters_expiry ON lockwarden_waiters (expires_at_ms);`,
 ];
 
 // An arbitrary constant: the advisory lock that serializes migrations across concurrent workers.
 const MIGRATION_LOCK_ID = 0x10c4_3a7d;
 
-/** Brings the lockwarden schema up to date; safe to run from several processes at once. */
-export async function migratePostgres(pool: Pool): Promise<void> {
+/**
+ * Brings the lockwarden schema up to date (or, for a test of an upgrade, up to migration `upTo`, as
+ * an older release left it); safe to run from several processes at once.
+ */
+export async function migratePostgres(pool: Pool, upTo: number = MIGRATIONS.length): Promise<void> {
   const db = await pool.connect();
   try {
     await db.query('BEGIN');
@@ -37,7 +50,7 @@ export async function migratePostgres(pool: Pool): Promise<void> {
     await db.query('CREATE TABLE IF NOT EXISTS lockwarden_schema_migrations (version integer PRIMARY KEY)');
     const applied = await db.query<{ version: number }>('SELECT version FROM lockwarden_schema_migrations');
     const done = new Set(applied.rows.map((r) => r.version));
-    for (const [index, sql] of MIGRATIONS.entries()) {
+    for (const [index, sql] of MIGRATIONS.slice(0, upTo).entries()) {
       if (done.has(index + 1)) continue;
       await db.query(sql);
       await db.query('INSERT INTO lockwarden_schema_migrations (version) VALUES ($1)', [index + 1]);

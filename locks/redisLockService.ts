@@ -21,18 +21,29 @@ import {
 } from '../policy/lockContract/lockSchemas';
 import { CorruptLockStateError } from '../policy/errors';
 import { type Ticket, waitersOf } from './grantRules';
-import type { LockRecord, LockService, LowLease, StalledQueue } from './lockService';
+import type { LockRecord, LockService, LockServiceLimits, LowLease, StalledQueue } from './lockService';
 import { takeTlsFiles } from './lockServiceTls';
-import { ACQUIRE, INSPECT, POSITION, RELEASE, RENEW, RUNNING_LOW, SNAPSHOT, STALLED } from './redisScripts';
+import { DEFAULT_MAX_WAITERS_PER_KEY, FORGET_IDLE_BATCH, IDLE_KEY_RETENTION_MS } from '../policy/constants';
+import {
+  ACQUIRE,
+  FORGET,
+  INSPECT,
+  MIGRATE_KEY_SET,
+  POSITION,
+  RELEASE,
+  RENEW,
+  RUNNING_LOW,
+  SNAPSHOT,
+  STALLED,
+} from './redisScripts';
 
 /** Options of the Redis backend. */
-interface RedisLockServiceOptions {
+interface RedisLockServiceOptions extends LockServiceLimits {
   /**
    * A `redis://` or `rediss://` (TLS) URL of a single Redis server (not Redis Cluster, not Redlock),
    * with an ACL user and password in it, and the TLS files in `sslrootcert`, `sslcert`, `sslkey`.
    */
   url: string;
-  maxTtlMs?: number;
 }
 
 type Reply = (string | number | null | Reply[])[];
@@ -45,7 +56,11 @@ const keysOf = (key: string) => ({
   waiterSince: `lockwarden:waiter-since:${key}`,
   waiterOwner: `lockwarden:waiter-owner:${key}`,
 });
-const ALL_KEYS = 'lockwarden:keys';
+/** 0.1.0's set of every key ever used; open() moves it into the indexes below, then it is gone. */
+const KEY_SET_OF_0_1 = 'lockwarden:keys';
+const HELD = 'lockwarden:held';
+const QUEUED = 'lockwarden:queued';
+const TOKEN_SEQ = 'lockwarden:token-seq';
 
 /** Redis's replies that mean a stored value is not what lockwarden wrote there. */
 const NOT_OURS = /^(WRONGTYPE|ERR value is not an integer|ERR (user_script|Error running script))/;
@@ -58,8 +73,10 @@ const WAITER_SEQ = 'lockwarden:waiter-seq';
 
 /**
  * The Redis backend: one Lua script per compound step, so each is atomic inside Redis and reads
- * Redis's own clock. Tokens come from a per-key INCR counter that is never deleted; they stay
- * monotonic across a restart only if the server persists every write (appendonly with appendfsync
+ * Redis's own clock. Tokens come from one INCR counter per server (`lockwarden:token-seq`), so an
+ * idle key's records can expire and its next token is still above every earlier one; the sweeps read
+ * two indexes of the keys held and queued, not every key ever used. Tokens stay monotonic across a
+ * restart only if the server persists every write (appendonly with appendfsync
  * always, as scripts/lock-servers.sh runs it). A failover to a replica that had not received the
  * last INCRs, or a restart without persistence, would hand out tokens already used: fencing would
  * then let a stale holder's write through. Run Redis with AOF fsync always and no unsafe failover,
@@ -73,6 +90,8 @@ export class RedisLockService implements LockService {
   private constructor(
     private readonly client: RedisClientType,
     private readonly maxTtlMs: number,
+    private readonly retentionMs: number,
+    private readonly maxWaitersPerKey: number,
   ) {}
 
   /** Connects to the server. */
@@ -91,7 +110,14 @@ export class RedisLockService implements LockService {
     const client = createClient({ url, socket: { reconnectStrategy, ...tls } }) as RedisClientType;
     client.on('error', () => undefined); // surfaced to callers through the failed command instead
     await client.connect();
-    return new RedisLockService(client, options.maxTtlMs ?? ABSOLUTE_MAX_TTL_MS);
+    const service = new RedisLockService(
+      client,
+      options.maxTtlMs ?? ABSOLUTE_MAX_TTL_MS,
+      options.idleKeyRetentionMs ?? IDLE_KEY_RETENTION_MS,
+      options.maxWaitersPerKey ?? DEFAULT_MAX_WAITERS_PER_KEY,
+    );
+    await service.migrateKeySet();
+    return service;
   }
 
   async tryAcquire(input: TryAcquireRequest): Promise<AcquireAttempt> {
@@ -99,7 +125,18 @@ export class RedisLockService implements LockService {
     const k = keysOf(request.key);
     const reply = await this.run(
       ACQUIRE,
-      [k.lease, k.token, k.waiters, k.waiterExpiry, ALL_KEYS, WAITER_SEQ, k.waiterSince, k.waiterOwner],
+      [
+        k.lease,
+        k.token,
+        k.waiters,
+        k.waiterExpiry,
+        HELD,
+        WAITER_SEQ,
+        k.waiterSince,
+        k.waiterOwner,
+        QUEUED,
+        TOKEN_SEQ,
+      ],
       [
         request.key,
         request.requester,
@@ -108,6 +145,8 @@ export class RedisLockService implements LockService {
         String(request.priority),
         String(request.queueTicketMs),
         request.owner ?? '',
+        String(this.retentionMs),
+        String(this.maxWaitersPerKey),
       ],
     );
     const [kind] = reply;
@@ -210,7 +249,7 @@ export class RedisLockService implements LockService {
   }
 
   async stalledQueues(): Promise<StalledQueue[]> {
-    const reply = (await this.run(STALLED, [ALL_KEYS], [])) as unknown as (string | string[])[];
+    const reply = (await this.run(STALLED, [QUEUED], [])) as unknown as (string | string[])[];
     const queues: StalledQueue[] = [];
     for (let i = 0; i < reply.length; i += 2)
       queues.push({ key: String(reply[i]), waiters: (reply[i + 1] as string[]).map(String) });
@@ -219,7 +258,7 @@ export class RedisLockService implements LockService {
 
   async leasesRunningLow(fractionLeft: number): Promise<LowLease[]> {
     const fraction = parseOrThrow(fractionLeftSchema, fractionLeft, 'leasesRunningLow fraction');
-    const reply = await this.run(RUNNING_LOW, [ALL_KEYS], [String(fraction)]);
+    const reply = await this.run(RUNNING_LOW, [HELD], [String(fraction)]);
     const leases: LowLease[] = [];
     for (let i = 0; i < reply.length; i += 6)
       leases.push({
@@ -233,12 +272,26 @@ export class RedisLockService implements LockService {
     return leases;
   }
 
+  async forgetIdleKeys(): Promise<number> {
+    return Number(await this.run(FORGET, [HELD, QUEUED], [String(FORGET_IDLE_BATCH)]));
+  }
+
   async close(): Promise<void> {
     await this.client.quit();
   }
 
+  /** Moves a store written by 0.1.0 onto the indexes and the one token counter, a batch at a time. */
+  private async migrateKeySet(): Promise<void> {
+    const step = [KEY_SET_OF_0_1, HELD, QUEUED, TOKEN_SEQ];
+    const args = [String(this.retentionMs), String(FORGET_IDLE_BATCH)];
+    while (
+      (await this.client.exists(KEY_SET_OF_0_1)) === 1 &&
+      Number(await this.run(MIGRATE_KEY_SET, step, args)) > 0
+    );
+  }
+
   private async snapshot(): Promise<{ holdings: Holding[]; waits: Wait[] }> {
-    const reply = await this.run(SNAPSHOT, [ALL_KEYS], []);
+    const reply = await this.run(SNAPSHOT, [HELD, QUEUED], []);
     const split = reply.indexOf('|');
     const leases = reply.slice(1, split);
     const tickets = reply.slice(split + 1);
@@ -266,10 +319,11 @@ export class RedisLockService implements LockService {
   }
 
   private async fenced(script: string, target: FencedTarget): Promise<FencedActionResult> {
+    const k = keysOf(target.key);
     const [kind, detail, now] = await this.run(
       script,
-      [keysOf(target.key).lease],
-      [target.holder, target.token],
+      [k.lease, k.token, HELD],
+      [target.holder, target.token, target.key, String(this.retentionMs)],
     );
     if (kind === 'ok') {
       return detail === null

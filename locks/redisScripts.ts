@@ -2,12 +2,17 @@
 // clock (TIME). They apply the same grant rules as locks/grantRules.ts; the conformance suite holds
 // the backends to the same behaviour.
 //
-// Keys per lock key K: lease hash `lockwarden:lease:K` (holder, token, ttl, until, granted); token
-// counter `lockwarden:token:K` (INCR only, never deleted); queue zset `lockwarden:waiters:K` ordered by
+// Keys per lock key K: lease hash `lockwarden:lease:K` (holder, token, ttl, until, granted); the
+// key's newest token `lockwarden:token:K`; queue zset `lockwarden:waiters:K` ordered by
 // (1000 - priority) * 2^40 + arrival seq; ticket expiry hash `lockwarden:waiter-exp:K`; the hash of
-// when each waiter took its place `lockwarden:waiter-since:K`; the set of all keys `lockwarden:keys`;
-// the global arrival counter `lockwarden:waiter-seq`; the hash of each waiter's owner (tryAcquire's
-// `owner`) `lockwarden:waiter-owner:K`. A lease's owner is its hash's `owner` field ('' for none).
+// when each waiter took its place `lockwarden:waiter-since:K`; the hash of each waiter's owner
+// (tryAcquire's `owner`) `lockwarden:waiter-owner:K`. A lease's owner is its hash's `owner` field ('' for none).
+// Every per-key Redis key carries an expiry a retention (ARGV) past the end of what it holds (the
+// lease's deadline, the newest ticket's), so an idle key's records go by themselves.
+// Global: the token counter `lockwarden:token-seq` (every grant draws from it, so a key's records
+// can go), the arrival counter `lockwarden:waiter-seq`, and two indexes the sweeps read instead of
+// every key ever used: `lockwarden:held` (K scored by its lease's deadline) and `lockwarden:queued`
+// (K scored by its newest ticket's expiry); forgetIdleKeys trims the entries whose time has passed.
 // Scripts that drop tickets name the since and owner hashes in the locals `sinceKey` and `ownerKey`.
 
 const NOW = `
@@ -28,8 +33,9 @@ end
 `;
 
 /**
- * KEYS: lease, token, waiters, waiter-exp, keys, waiter-seq, waiter-since, waiter-owner. ARGV: key,
- * requester, ttlMs, fairness, priority, queueTicketMs, owner ('' for none).
+ * KEYS: lease, token, waiters, waiter-exp, held, waiter-seq, waiter-since, waiter-owner, queued,
+ * token-seq. ARGV: key, requester, ttlMs, fairness, priority, queueTicketMs, owner ('' for none),
+ * retentionMs, maxWaiters.
  */
 export const ACQUIRE = `${NOW}
 local sinceKey = KEYS[7]
@@ -44,18 +50,32 @@ end
 local queued = ARGV[4] ~= 'no-starvation-guarantee'
 local rank = redis.call('ZRANK', KEYS[3], ARGV[2])
 local others = redis.call('ZCARD', KEYS[3]) - (rank and 1 or 0)
+local retention = tonumber(ARGV[8])
 if not live and ((not queued) or others == 0 or rank == 0) then
-  local newToken = redis.call('INCR', KEYS[2])
+  -- Above the counter, and above the key's own newest (0.1.0 counted per key, and may be ahead).
+  local newToken = redis.call('INCR', KEYS[10])
+  local newest = redis.call('INCRBY', KEYS[2], 0)
+  if newest >= newToken then
+    newToken = newest + 1
+    redis.call('SET', KEYS[10], newToken)
+  end
   local newUntil = now + tonumber(ARGV[3])
+  redis.call('SET', KEYS[2], newToken, 'PXAT', newUntil + retention)
   redis.call('HSET', KEYS[1], 'holder', ARGV[2], 'token', newToken, 'ttl', ARGV[3], 'until', newUntil, 'granted', now, 'owner', ARGV[7])
+  redis.call('PEXPIREAT', KEYS[1], newUntil + retention)
+  redis.call('ZADD', KEYS[5], newUntil, ARGV[1])
   redis.call('ZREM', KEYS[3], ARGV[2])
   redis.call('HDEL', KEYS[4], ARGV[2])
   redis.call('HDEL', sinceKey, ARGV[2])
   redis.call('HDEL', ownerKey, ARGV[2])
-  redis.call('SADD', KEYS[5], ARGV[1])
   return {'granted', ARGV[2], newToken, newUntil, now}
 end
 local position = false
+if queued and not rank and others >= tonumber(ARGV[9]) then
+  -- The queue is full: denied without a ticket (grantRules.ts).
+  if live then return {'denied', 'QUEUE_FULL', holder, untilMs, others, false, now} end
+  return {'denied', 'QUEUE_FULL', false, false, others, false, now}
+end
 if queued then
   if not rank then
     local seq = redis.call('INCR', KEYS[6])
@@ -64,7 +84,10 @@ if queued then
     if ARGV[7] ~= '' then redis.call('HSET', ownerKey, ARGV[2], ARGV[7]) end
   end
   redis.call('HSET', KEYS[4], ARGV[2], now + tonumber(ARGV[6]))
-  redis.call('SADD', KEYS[5], ARGV[1])
+  -- The queue's records last a retention past its newest ticket.
+  redis.call('ZADD', KEYS[9], 'GT', now + tonumber(ARGV[6]), ARGV[1])
+  local keepUntil = tonumber(redis.call('ZSCORE', KEYS[9], ARGV[1])) + retention
+  for _, q in ipairs({KEYS[3], KEYS[4], sinceKey, ownerKey}) do redis.call('PEXPIREAT', q, keepUntil) end
   position = redis.call('ZRANK', KEYS[3], ARGV[2]) + 1
 end
 if live then
@@ -73,25 +96,36 @@ end
 return {'denied', 'QUEUED', false, false, others, position, now}
 `;
 
-/** Shared by renew and release: refuses unless (holder, token) match. KEYS: lease. ARGV: holder, token. */
+/**
+ * Shared by renew and release: refuses unless (holder, token) match. KEYS: lease, token, held. ARGV:
+ * holder, token, key, retentionMs.
+ */
 const CHECK_OWNER = `${NOW}
 local lease = redis.call('HMGET', KEYS[1], 'holder', 'token', 'until', 'ttl')
 if lease[1] == false or lease[1] ~= ARGV[1] then return {'refused', 'not-holder', now} end
 if lease[2] ~= ARGV[2] then return {'refused', 'stale-token', now} end
 `;
 
-/** KEYS: lease. ARGV: holder, token. Extends a live lease by its original TTL. */
+/** Extends a live lease by its original TTL, and its records' expiry with it. */
 export const RENEW = `${CHECK_OWNER}
 if tonumber(lease[3]) <= now then return {'refused', 'expired', now} end
 local newUntil = now + tonumber(lease[4])
 redis.call('HSET', KEYS[1], 'until', newUntil)
+redis.call('PEXPIREAT', KEYS[1], newUntil + tonumber(ARGV[4]))
+redis.call('PEXPIREAT', KEYS[2], newUntil + tonumber(ARGV[4]))
+redis.call('ZADD', KEYS[3], newUntil, ARGV[3])
 return {'ok', newUntil, now}
 `;
 
-/** KEYS: lease. ARGV: holder, token. Ends a live lease; an expired one is no longer anyone's to release. */
+/**
+ * Ends a live lease; an expired one is no longer anyone's to release. The key's newest token is kept
+ * for the retention.
+ */
 export const RELEASE = `${CHECK_OWNER}
 if tonumber(lease[3]) <= now then return {'refused', 'expired', now} end
 redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[3], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[4]))
 return {'ok', false, now}
 `;
 
@@ -131,19 +165,20 @@ return false
 `;
 
 /**
- * KEYS: keys. Lists every live lease and live ticket, each with its owner ('' for none):
- * {now, leases..., '|', tickets...}.
+ * KEYS: held, queued. Lists every live lease and live ticket, each with its owner ('' for none):
+ * {now, leases..., '|', tickets...}. Reads the keys the indexes call live, no others.
  */
 export const SNAPSHOT = `${NOW}
 local out = {now}
-local keys = redis.call('SMEMBERS', KEYS[1])
 local tickets = {}
-for _, k in ipairs(keys) do
+for _, k in ipairs(redis.call('ZRANGE', KEYS[1], '(' .. now, '+inf', 'BYSCORE')) do
   local lease = redis.call('HMGET', 'lockwarden:lease:' .. k, 'holder', 'token', 'until', 'owner')
   if lease[1] ~= false and tonumber(lease[3]) > now then
     table.insert(out, k); table.insert(out, lease[1]); table.insert(out, lease[2]); table.insert(out, tonumber(lease[3]))
     table.insert(out, lease[4] or '')
   end
+end
+for _, k in ipairs(redis.call('ZRANGE', KEYS[2], '(' .. now, '+inf', 'BYSCORE')) do
   local waiters = redis.call('ZRANGE', 'lockwarden:waiters:' .. k, 0, -1)
   local position = 0
   for _, w in ipairs(waiters) do
@@ -161,13 +196,13 @@ return out
 `;
 
 /**
- * KEYS: keys. Lists the keys that no live lease holds whose queues have live tickets, each as its key
- * and its live waiters head first: {key, {waiters...}, ...}. One read per key, and the queue of a
- * free key only.
+ * KEYS: queued. Lists the keys that no live lease holds whose queues have live tickets, each as its
+ * key and its live waiters head first: {key, {waiters...}, ...}. One read per key with a live ticket,
+ * and the queue of a free key only.
  */
 export const STALLED = `${NOW}
 local out = {}
-for _, k in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+for _, k in ipairs(redis.call('ZRANGE', KEYS[1], '(' .. now, '+inf', 'BYSCORE')) do
   local lease = redis.call('HMGET', 'lockwarden:lease:' .. k, 'holder', 'until')
   if lease[1] == false or tonumber(lease[2]) <= now then
     local live = {}
@@ -182,13 +217,13 @@ return out
 `;
 
 /**
- * KEYS: keys. ARGV: fractionLeft. Lists the live leases with less than fractionLeft of their TTL left:
- * {key, holder, token, until, ttl, remaining, ...}. One read per key.
+ * KEYS: held. ARGV: fractionLeft. Lists the live leases with less than fractionLeft of their TTL left:
+ * {key, holder, token, until, ttl, remaining, ...}. One read per live lease.
  */
 export const RUNNING_LOW = `${NOW}
 local out = {}
 local fraction = tonumber(ARGV[1])
-for _, k in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+for _, k in ipairs(redis.call('ZRANGE', KEYS[1], '(' .. now, '+inf', 'BYSCORE')) do
   local lease = redis.call('HMGET', 'lockwarden:lease:' .. k, 'holder', 'token', 'until', 'ttl')
   local untilMs, ttl = tonumber(lease[3]), tonumber(lease[4])
   if lease[1] ~= false and untilMs ~= nil and ttl ~= nil and untilMs > now and untilMs - now < ttl * fraction then
@@ -197,4 +232,52 @@ for _, k in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   end
 end
 return out
+`;
+
+/**
+ * KEYS: held, queued. ARGV: batch. Drops the index entries whose time has passed (a lease that ended
+ * unreleased, a queue whose tickets all lapsed), oldest first, at most a batch of each; the records
+ * they named expire by themselves. Returns how many entries went.
+ */
+export const FORGET = `${NOW}
+local gone = 0
+for _, index in ipairs(KEYS) do
+  local old = redis.call('ZRANGE', index, '-inf', now, 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[1]))
+  if #old > 0 then gone = gone + redis.call('ZREM', index, unpack(old)) end
+end
+return gone
+`;
+
+/**
+ * Moves a batch of keys from 0.1.0's set of every key ever used (`lockwarden:keys`) into the indexes,
+ * gives their records expiries, and raises the token counter above their newest tokens. KEYS: keys,
+ * held, queued, token-seq. ARGV: retentionMs, batch. Returns how many keys are left to move.
+ */
+export const MIGRATE_KEY_SET = `${NOW}
+local retention = tonumber(ARGV[1])
+local seq = tonumber(redis.call('GET', KEYS[4]) or '0')
+for _, k in ipairs(redis.call('SPOP', KEYS[1], tonumber(ARGV[2]))) do
+  local newest = tonumber(redis.call('GET', 'lockwarden:token:' .. k) or '0') or 0
+  if newest > seq then seq = newest end
+  local endsAt = now
+  local untilMs = tonumber(redis.call('HGET', 'lockwarden:lease:' .. k, 'until'))
+  if untilMs then
+    redis.call('ZADD', KEYS[2], untilMs, k)
+    if untilMs > endsAt then endsAt = untilMs end
+    redis.call('PEXPIREAT', 'lockwarden:lease:' .. k, endsAt + retention)
+  end
+  local latest = 0
+  for _, e in ipairs(redis.call('HVALS', 'lockwarden:waiter-exp:' .. k)) do
+    if tonumber(e) > latest then latest = tonumber(e) end
+  end
+  if latest > 0 then
+    redis.call('ZADD', KEYS[3], latest, k)
+    for _, prefix in ipairs({'waiters', 'waiter-exp', 'waiter-since', 'waiter-owner'}) do
+      redis.call('PEXPIREAT', 'lockwarden:' .. prefix .. ':' .. k, math.max(latest, now) + retention)
+    end
+  end
+  redis.call('PEXPIREAT', 'lockwarden:token:' .. k, endsAt + retention)
+end
+redis.call('SET', KEYS[4], seq)
+return redis.call('SCARD', KEYS[1])
 `;

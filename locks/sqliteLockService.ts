@@ -31,14 +31,13 @@ import {
   waitersOf,
   type Ticket,
 } from './grantRules';
-import type { LockRecord, LockService, LowLease, StalledQueue } from './lockService';
+import type { LockRecord, LockService, LockServiceLimits, LowLease, StalledQueue } from './lockService';
+import { DEFAULT_MAX_WAITERS_PER_KEY, FORGET_IDLE_BATCH, IDLE_KEY_RETENTION_MS } from '../policy/constants';
 
 /** Options of the embedded backend. */
-export interface SqliteLockServiceOptions {
+export interface SqliteLockServiceOptions extends LockServiceLimits {
   /** Path of the database file; several processes on one host may open the same file. */
   path: string;
-  /** Longest TTL this service grants. */
-  maxTtlMs?: number;
 }
 
 // The service clock: SQLite's own reading of the time, in ms, taken inside the transaction.
@@ -56,18 +55,25 @@ interface LeaseRow {
 
 /**
  * The embedded default backend: one SQLite file in WAL mode, every compound step in an IMMEDIATE
- * transaction so concurrent processes serialize on the write lock. A key's row is never deleted, so
- * its `last_token` keeps tokens increasing after release and after the file is reopened.
+ * transaction so concurrent processes serialize on the write lock. Tokens come from one counter per
+ * file (`lock_token_seq`), so a key's row can go once the key is idle (forgetIdleKeys) and its next
+ * token is still above every earlier one, also after the file is reopened. A row's `lease_until_ms`
+ * is when its lease ends or ended (a release ends it then; a key that was never held has none): the
+ * index on it serves the sweeps' reads and the forgetting alike.
  */
 export class SqliteLockService implements LockService {
   readonly backend = 'sqlite';
   readonly minTtlMs = 1;
   private readonly db: Database.Database;
   private readonly maxTtlMs: number;
+  private readonly idleKeyRetentionMs: number;
+  private readonly maxWaitersPerKey: number;
   private readonly sql;
 
   constructor(options: SqliteLockServiceOptions) {
     this.maxTtlMs = options.maxTtlMs ?? ABSOLUTE_MAX_TTL_MS;
+    this.idleKeyRetentionMs = options.idleKeyRetentionMs ?? IDLE_KEY_RETENTION_MS;
+    this.maxWaitersPerKey = options.maxWaitersPerKey ?? DEFAULT_MAX_WAITERS_PER_KEY;
     fs.mkdirSync(path.dirname(path.resolve(options.path)), { recursive: true });
     this.db = new Database(options.path, { timeout: 5_000 });
     this.db.pragma('journal_mode = WAL');
@@ -78,7 +84,10 @@ export class SqliteLockService implements LockService {
         ttl_ms INTEGER, lease_until_ms INTEGER, granted_at_ms INTEGER) STRICT;
       CREATE TABLE IF NOT EXISTS lock_waiters (
         key TEXT NOT NULL, requester TEXT NOT NULL, priority INTEGER NOT NULL, seq INTEGER NOT NULL,
-        expires_at_ms INTEGER NOT NULL, since_ms INTEGER, PRIMARY KEY (key, requester)) STRICT;`);
+        expires_at_ms INTEGER NOT NULL, since_ms INTEGER, PRIMARY KEY (key, requester)) STRICT;
+      CREATE INDEX IF NOT EXISTS lock_leases_until ON lock_leases (lease_until_ms);
+      CREATE INDEX IF NOT EXISTS lock_waiters_expiry ON lock_waiters (expires_at_ms);`);
+    this.startTokenSequence();
     // A file from before tickets kept their arrival time, or before tickets and leases named their
     // owner, gains the columns (its old rows show none).
     this.addMissingColumn('lock_waiters', 'since_ms', 'INTEGER');
@@ -93,24 +102,36 @@ export class SqliteLockService implements LockService {
           'SELECT key, holder, token, lease_until_ms, owner FROM lock_leases WHERE holder IS NOT NULL AND lease_until_ms > ?',
         )
         .safeIntegers(true),
-      grant: db
+      // The file's next token: above the counter and above the key's own newest (a row written by
+      // 0.1.0, which counted per key, may be ahead of the counter).
+      nextToken: db
         .prepare(
-          `INSERT INTO lock_leases (key, last_token, holder, token, ttl_ms, lease_until_ms, granted_at_ms, owner)
-           VALUES (@key, 1, @holder, 1, @ttl, @now + @ttl, @now, @owner)
-           ON CONFLICT (key) DO UPDATE SET last_token = last_token + 1, holder = @holder,
-             token = last_token + 1, ttl_ms = @ttl, lease_until_ms = @now + @ttl, granted_at_ms = @now,
-             owner = @owner
-           RETURNING token`,
+          `UPDATE lock_token_seq SET last_token = MAX(last_token + 1,
+             COALESCE((SELECT last_token + 1 FROM lock_leases WHERE key = ?), 0))
+           RETURNING last_token`,
         )
         .pluck()
         .safeIntegers(true),
+      grant: db.prepare(
+        `INSERT INTO lock_leases (key, last_token, holder, token, ttl_ms, lease_until_ms, granted_at_ms, owner)
+         VALUES (@key, @token, @holder, @token, @ttl, @now + @ttl, @now, @owner)
+         ON CONFLICT (key) DO UPDATE SET last_token = @token, holder = @holder, token = @token,
+           ttl_ms = @ttl, lease_until_ms = @now + @ttl, granted_at_ms = @now, owner = @owner`,
+      ),
       extend: db
         .prepare(
           'UPDATE lock_leases SET lease_until_ms = @now + ttl_ms WHERE key = @key RETURNING lease_until_ms',
         )
         .pluck(),
       clear: db.prepare(
-        'UPDATE lock_leases SET holder = NULL, token = NULL, ttl_ms = NULL, lease_until_ms = NULL, granted_at_ms = NULL, owner = NULL WHERE key = ?',
+        'UPDATE lock_leases SET holder = NULL, token = NULL, ttl_ms = NULL, lease_until_ms = ?, granted_at_ms = NULL, owner = NULL WHERE key = ?',
+      ),
+      // Keys whose lease ended before the cutoff with no live ticket, oldest first, a batch at a time.
+      forgetIdle: db.prepare(
+        `DELETE FROM lock_leases WHERE key IN (
+           SELECT key FROM lock_leases l WHERE lease_until_ms <= @cutoff
+             AND NOT EXISTS (SELECT 1 FROM lock_waiters w WHERE w.key = l.key AND w.expires_at_ms > @now)
+           ORDER BY lease_until_ms LIMIT @batch)`,
       ),
       dropExpiredTickets: db.prepare('DELETE FROM lock_waiters WHERE expires_at_ms <= ?'),
       tickets: db.prepare(
@@ -130,12 +151,13 @@ export class SqliteLockService implements LockService {
          FROM lock_leases
          WHERE holder IS NOT NULL AND lease_until_ms > @now AND lease_until_ms - @now < ttl_ms * @fraction`,
       ),
-      // Driven by the keys' rows (a key has one once anyone asked for it): free keys only, then their
-      // tickets by the (key, requester) primary key.
+      // Driven by the keys' rows (a key with a ticket has one: its first ticket waited behind a
+      // lease, and a row goes only once no ticket is live) whose lease has ended, by the index on
+      // lease_until_ms: free keys only, then their tickets by the (key, requester) primary key.
       stalledTickets: db.prepare(
         `SELECT w.key AS key, w.requester AS requester, w.priority AS priority, w.seq AS seq
          FROM lock_leases l JOIN lock_waiters w ON w.key = l.key
-         WHERE (l.holder IS NULL OR l.lease_until_ms <= @now) AND w.expires_at_ms > @now`,
+         WHERE l.lease_until_ms <= @now AND w.expires_at_ms > @now`,
       ),
     };
   }
@@ -148,18 +170,26 @@ export class SqliteLockService implements LockService {
       const row = this.readLease(request.key);
       const tickets = this.ticketsOf(request.key, now);
       const step = decideGrant(
-        { now, holder: row?.holder ?? null, leaseUntil: toNumber(row?.lease_until_ms), tickets },
+        {
+          now,
+          holder: row?.holder ?? null,
+          leaseUntil: toNumber(row?.lease_until_ms),
+          tickets,
+          maxWaiters: this.maxWaitersPerKey,
+        },
         request,
       );
       if (step.kind === 'return-existing') return { granted: true, lease: leaseOf(row!) };
       if (step.kind === 'grant') {
-        const token = this.sql.grant.get({
+        const token = this.sql.nextToken.get(request.key) as bigint;
+        this.sql.grant.run({
           key: request.key,
+          token,
           holder: request.requester,
           ttl: request.ttlMs,
           now,
           owner: request.owner ?? null,
-        }) as bigint;
+        });
         this.sql.dropTicket.run(request.key, request.requester);
         return grantedAttempt(request, token.toString(), now);
       }
@@ -212,7 +242,7 @@ export class SqliteLockService implements LockService {
       const now = this.now();
       const refusal = this.checkOwner(target, now);
       if (refusal) return refusal;
-      this.sql.clear.run(target.key);
+      this.sql.clear.run(now, target.key);
       return { ok: true, serviceTime: now };
     });
   }
@@ -266,8 +296,31 @@ export class SqliteLockService implements LockService {
     }));
   }
 
+  async forgetIdleKeys(): Promise<number> {
+    return this.immediate(() => {
+      const now = this.now();
+      const tickets = this.sql.dropExpiredTickets.run(now).changes;
+      const cutoff = now - this.idleKeyRetentionMs;
+      return tickets + this.sql.forgetIdle.run({ cutoff, now, batch: FORGET_IDLE_BATCH }).changes;
+    });
+  }
+
   async close(): Promise<void> {
     this.db.close();
+  }
+
+  /**
+   * The file's token counter, created once from the newest token of any key (a file from 0.1.0 kept
+   * a counter per key): every later grant draws from it.
+   */
+  private startTokenSequence(): void {
+    this.db.exec(`
+      CREATE TABLE IF NOT EXISTS lock_token_seq (
+        id INTEGER PRIMARY KEY CHECK (id = 1), last_token INTEGER NOT NULL) STRICT;
+      INSERT OR IGNORE INTO lock_token_seq (id, last_token)
+        VALUES (1, (SELECT COALESCE(MAX(last_token), 0) FROM lock_leases));
+      UPDATE lock_leases SET lease_until_ms = CAST(unixepoch('subsec') * 1000 AS INTEGER)
+        WHERE lease_until_ms IS NULL;`);
   }
 
   private checkOwner(target: FencedTarget, now: number) {

@@ -75,6 +75,7 @@ export function tracedLockService(inner: LockService): LockService {
     waits: () => inner.waits(),
     stalledQueues: () => inner.stalledQueues(),
     leasesRunningLow: (fractionLeft) => inner.leasesRunningLow(fractionLeft),
+    forgetIdleKeys: () => inner.forgetIdleKeys(),
     close: () => inner.close(),
   };
 }

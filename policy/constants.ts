@@ -80,6 +80,33 @@ export const DEFAULT_QUEUE_SWEEP_MS = 5_000;
  */
 export const MAX_QUEUE_SWEEP_MS = 5_000;
 
+/**
+ * The history a holding session lets grow before it continues as new: a hold adds no event per
+ * renewal (its keeper renews outside the history), so only messages grow it (release requests,
+ * waits, keep-alive-less holders' notices), refused ones too. Well under Temporal's own suggestion
+ * (4 Ki events at the least), so a stream of messages never makes its history slow to replay.
+ */
+export const HOLD_HISTORY_EVENTS = 2_000;
+
+/**
+ * How long a lock service keeps a key that has no lease and no ticket before the sweep forgets it
+ * (LockService.forgetIdleKeys): long enough that `lockctl status` still shows a key's newest token a
+ * minute after its release, short enough that keys used once cost nothing for long. The sweeps read
+ * the keys freed within this window besides the live ones.
+ */
+export const IDLE_KEY_RETENTION_MS = 60_000;
+
+/**
+ * Most live tickets one key's queue takes (a lock service's maxWaitersPerKey, unless configured
+ * otherwise): a requester asking for a place beyond them is denied QUEUE_FULL and takes none. Far
+ * above any real queue (the scale bench parks thousands), it stops a runaway caller from growing
+ * one key's queue, and every read of it, without end.
+ */
+export const DEFAULT_MAX_WAITERS_PER_KEY = 50_000;
+
+/** Most records one forgetIdleKeys call drops: a sweep stays short however much is waiting to go. */
+export const FORGET_IDLE_BATCH = 2_000;
+
 /** The lock service's observed latency floor: no retry is ever scheduled sooner than this. */
 export const LATENCY_FLOOR_MS = 50;
 

@@ -196,6 +196,8 @@ register_namespace() {
 }
 
 etcd_cluster() { local m out=(); for m in "${ETCD_MEMBERS[@]}"; do out+=("$m=http://${ADDR[$m]}:2380"); done; (IFS=,; echo "${out[*]}"); }
+# Auto-compaction keeps etcd's history (every revision of every key) to the last 10 minutes: without
+# it the store grows with every grant ever made (docs/lock-services.md, "Storage").
 start_etcd_member() {
   local name="$1" ip="${ADDR[$1]}"
   alive "$name" && return 0
@@ -203,7 +205,8 @@ start_etcd_member() {
   launch "$name" ip netns exec "$(netns_of "$name")" etcd --name "$name" --data-dir "$state/$name" \
     --listen-client-urls "http://$ip:2379" --advertise-client-urls "http://$ip:2379" \
     --listen-peer-urls "http://$ip:2380" --initial-advertise-peer-urls "http://$ip:2380" \
-    --initial-cluster "$(etcd_cluster)" --initial-cluster-state new --initial-cluster-token lockwarden-etcd
+    --initial-cluster "$(etcd_cluster)" --initial-cluster-state new --initial-cluster-token lockwarden-etcd \
+    --auto-compaction-mode periodic --auto-compaction-retention 10m
 }
 etcd_up() { curl -fsS --max-time 2 "http://${ADDR[$1]}:2379/health" | grep -q '"health":"true"'; }
 # Which member leads, by asking each for its status (etcd's v3 JSON gateway: no etcdctl needed).

@@ -110,13 +110,15 @@ start_etcd() {
   etcd_up || launch_etcd
   etcd_rbac
 }
+# Auto-compaction: as scripts/lock-servers.sh says.
 launch_etcd() {
   mkdir -p "$data/etcd"
   nohup etcd --name lockwarden --data-dir "$data/etcd" \
     --listen-client-urls "https://127.0.0.1:$ETCD_PORT" --advertise-client-urls "https://127.0.0.1:$ETCD_PORT" \
     --cert-file "$pki/server.pem" --key-file "$pki/server-key.pem" --trusted-ca-file "$pki/lockwarden-test-ca.pem" \
     --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
-    --initial-cluster "lockwarden=http://127.0.0.1:$ETCD_PEER_PORT" >"$data/etcd.log" 2>&1 &
+    --initial-cluster "lockwarden=http://127.0.0.1:$ETCD_PEER_PORT" \
+    --auto-compaction-mode periodic --auto-compaction-retention 10m >"$data/etcd.log" 2>&1 &
   echo $! >"$data/etcd.pid"
   wait_until etcd etcd_up
 }

@@ -85,13 +85,16 @@ stop_postgres() {
 }
 
 etcd_up() { curl -fsS "http://127.0.0.1:$ETCD_PORT/health" 2>/dev/null | grep -q true; }
+# Auto-compaction keeps etcd's history (every revision of every key) to the last 10 minutes: without
+# it the store grows with every grant ever made (docs/lock-services.md, "Storage").
 start_etcd() {
   etcd_up && return 0
   mkdir -p "$data/etcd"
   nohup etcd --name lockwarden --data-dir "$data/etcd" \
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
-    --initial-cluster "lockwarden=http://127.0.0.1:$ETCD_PEER_PORT" >"$data/etcd.log" 2>&1 &
+    --initial-cluster "lockwarden=http://127.0.0.1:$ETCD_PEER_PORT" \
+    --auto-compaction-mode periodic --auto-compaction-retention 10m >"$data/etcd.log" 2>&1 &
   echo $! >"$data/etcd.pid"
   wait_until etcd etcd_up
 }

@@ -51,8 +51,11 @@ describe('deadlock identity', () => {
         }),
       );
       expect(outcomes.map((o) => o.status)).toEqual(waiters.map(() => 'released'));
-      // Tokens 2..4 on every key: each of the three waiters held it once, in turn.
-      for (const key of keys) expect((await fixture.locks.inspect(key)).lastToken).toBe(String(names.length));
+      // Each key's newest token came after its first holder's: the waiters held it in turn after it.
+      for (const [i, key] of keys.entries())
+        expect(BigInt((await fixture.locks.inspect(key)).lastToken!)).toBeGreaterThan(
+          BigInt(holders[i]!.lease.token),
+        );
     });
   });
 
@@ -109,7 +112,10 @@ describe('deadlock identity', () => {
         reason: 'the other job let go',
         extraRetries: 3,
       });
-      await expect(jobs[0]!.result()).resolves.toEqual({ first: '1', second: '2' });
+      // It held a, then b once the right job had let go: b's newest token, issued after a's.
+      const tokens = await jobs[0]!.result();
+      expect(tokens.second).toBe((await fixture.locks.inspect(b)).lastToken);
+      expect(BigInt(tokens.second)).toBeGreaterThan(BigInt(tokens.first));
     });
   });
 });

@@ -8,9 +8,12 @@ import {
   MAX_QUEUE_SWEEP_MS,
   DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS,
   DEFAULT_MAX_CACHED_WORKFLOWS,
+  DEFAULT_MAX_WAITERS_PER_KEY,
   DEFAULT_TASK_QUEUE,
+  IDLE_KEY_RETENTION_MS,
   LOCKWARDEN_VERSION,
 } from '../policy/constants';
+import { ABSOLUTE_MAX_TTL_MS } from '../policy/lockContract/lockTerms';
 import { buildIdSchema, deploymentNameSchema } from '../policy/deploymentVersion';
 import { describeIssues, InvalidConfigurationError } from '../policy/errors';
 import { type MetricsEndpointConfig, metricsEndpointOf, temporalEnvShape } from './temporalEnv';
@@ -36,7 +39,23 @@ const workerConfigSchema = z.object({
     .number()
     .int()
     .positive()
+    .max(ABSOLUTE_MAX_TTL_MS)
     .default(10 * 60 * 1000),
+  // How long the lock service keeps a key with no lease and no ticket (a key used once) before the
+  // sweep has it forgotten: what `lockctl status` shows of a released key's newest token meanwhile.
+  LOCKWARDEN_IDLE_KEY_RETENTION_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(24 * 60 * 60 * 1000)
+    .default(IDLE_KEY_RETENTION_MS),
+  // A key's queue beyond this many live tickets denies newcomers QUEUE_FULL: a runaway caller's bound.
+  LOCKWARDEN_MAX_WAITERS_PER_KEY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(DEFAULT_MAX_WAITERS_PER_KEY),
   LOCKWARDEN_MAX_HOLD_MS: z.coerce
     .number()
     .int()
@@ -83,6 +102,7 @@ const workerConfigSchema = z.object({
     .number()
     .int()
     .min(0)
+    .max(1_000_000)
     .refine((n) => n !== 1, 'must be 0 (no cache) or at least 2')
     .default(DEFAULT_MAX_CACHED_WORKFLOWS),
   LOCKWARDEN_QUEUE_SWEEP_MS: z.coerce
@@ -113,6 +133,8 @@ export interface WorkerConfig {
   modelTaskQueue: string | null;
   lockServiceUrl: string;
   lockMaxTtlMs: number;
+  /** What the lock service keeps of idle keys, and how many waiters a key takes. */
+  lockLimits: { idleKeyRetentionMs: number; maxWaitersPerKey: number };
   /** The longest hold limit and holder TTL a request may ask for. */
   holdLimits: OperatorHoldLimits;
   /** Refuse a constraint in no known form (LOCKWARDEN_STRICT_CONSTRAINTS); otherwise it is advisory. */
@@ -150,6 +172,10 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     modelTaskQueue: c.LOCKWARDEN_MODEL_TASK_QUEUE ?? null,
     lockServiceUrl: c.LOCK_SERVICE_URL,
     lockMaxTtlMs: c.LOCK_MAX_TTL_MS,
+    lockLimits: {
+      idleKeyRetentionMs: c.LOCKWARDEN_IDLE_KEY_RETENTION_MS,
+      maxWaitersPerKey: c.LOCKWARDEN_MAX_WAITERS_PER_KEY,
+    },
     holdLimits: { maxHoldMs: c.LOCKWARDEN_MAX_HOLD_MS, maxHolderTtlMs: c.LOCKWARDEN_MAX_HOLDER_TTL_MS },
     strictConstraints: c.LOCKWARDEN_STRICT_CONSTRAINTS === 'true',
     labSingleProcess: c.LOCKWARDEN_LAB_SINGLE_PROCESS === 'true',

@@ -39,6 +39,7 @@ async function main(): Promise<void> {
   const metricsServer = await startRuntimeAndMetrics(config.logLevel, config.metrics, metrics.registry);
   const locks = await openLockService(config.lockServiceUrl, {
     maxTtlMs: config.lockMaxTtlMs,
+    ...config.lockLimits,
     // A record lockwarden did not write is left out of the sweep's and the graph's lists: said here.
     onCorrupt: (error) =>
       log.error({ event: 'lock.corrupt-record', key: error.key, problems: error.problems }, error.message),

@@ -22,6 +22,7 @@ const COUNTED = Object.keys({
   waits: true,
   stalledQueues: true,
   leasesRunningLow: true,
+  forgetIdleKeys: true,
 } satisfies Record<Exclude<Method, 'close'>, true>) as Exclude<Method, 'close'>[];
 
 /** The same lock service, counting every call by method (what idle waiters cost the service). */

@@ -16,6 +16,7 @@ export const DENIAL_CODES = {
   STALE_TOKEN: 'fencing token is no longer current',
   INVALID_REQUEST: 'request rejected as invalid',
   CREDENTIALS_REFUSED: "lock service refused the worker's credentials or permissions",
+  QUEUE_FULL: "the key's queue is full: no ticket was taken",
 } as const;
 export type DenialCode = keyof typeof DENIAL_CODES;
 

@@ -1,0 +1,74 @@
+// Storage follows the keys in use: every backend forgets a key idle past its retention, keeps one
+// whose queue is live, and still issues it a higher token afterwards.
+import { setTimeout as delay } from 'node:timers/promises';
+import type { LockService } from '../locks/lockService';
+import { openLockService } from '../locks/openLockService';
+import type { AcquireAttempt, Lease } from '../policy/lockContract/lockSchemas';
+import { backendHarnesses } from './support/lockBackends';
+import { recordsNaming } from './support/storedRecords';
+import { unique } from '../devkit/tempFiles';
+
+function granted(attempt: AcquireAttempt): Lease {
+  if (!attempt.granted) throw new Error(`expected a grant, got ${attempt.denial.code}`);
+  return attempt.lease;
+}
+
+describe.each(backendHarnesses())('idle keys on $name', (harness) => {
+  // etcd's shortest lease is 2 s and its lessor looks every 500 ms; the others keep to the ms.
+  const retentionMs = harness.backend === 'etcd' ? 2_000 : 300;
+  const ttlMs = harness.backend === 'etcd' ? 2_000 : 200;
+  const settleMs = harness.backend === 'etcd' ? 1_500 : 200;
+  let locks: LockService;
+  let key: string;
+
+  beforeAll(async () => {
+    locks = await openLockService(harness.url, { idleKeyRetentionMs: retentionMs });
+  });
+  afterAll(() => locks?.close());
+  beforeEach(() => {
+    key = unique(`${harness.name}-idle`);
+  });
+
+  // What a sweep would do once the retention has passed.
+  async function afterRetention(extraMs = 0): Promise<void> {
+    await delay(retentionMs + settleMs + extraMs);
+    await locks.forgetIdleKeys();
+  }
+
+  it(`[${harness.name}] keeps a released key's newest token for the retention, then forgets the key, and its next token is higher`, async () => {
+    const first = granted(await locks.tryAcquire({ key, requester: 'a', ttlMs: 30_000 }));
+    // A waiter that gave up on it: its lapsed ticket goes too.
+    await locks.tryAcquire({ key, requester: 'b', ttlMs: 30_000, queueTicketMs: 1_000 });
+    expect(await locks.release(first)).toMatchObject({ ok: true });
+    await locks.forgetIdleKeys();
+    expect((await locks.inspect(key)).lastToken).toBe(first.token);
+    await afterRetention(1_000);
+    expect(await recordsNaming(harness.url, key)).toBe(0);
+    expect((await locks.inspect(key)).lastToken).toBeNull();
+    const next = granted(await locks.tryAcquire({ key, requester: 'c', ttlMs: 30_000 }));
+    expect(BigInt(next.token)).toBeGreaterThan(BigInt(first.token));
+    await locks.release(next);
+  }, 30_000);
+
+  it(`[${harness.name}] forgets a lease that ran out unreleased (its holder died), and lists it nowhere`, async () => {
+    const lapsed = granted(await locks.tryAcquire({ key, requester: 'dead', ttlMs }));
+    await afterRetention(ttlMs);
+    expect(await recordsNaming(harness.url, key)).toBe(0);
+    expect((await locks.holdings()).map((h) => h.key)).not.toContain(key);
+    const next = granted(await locks.tryAcquire({ key, requester: 'alive', ttlMs: 30_000 }));
+    expect(BigInt(next.token)).toBeGreaterThan(BigInt(lapsed.token));
+    await locks.release(next);
+  }, 30_000);
+
+  it(`[${harness.name}] keeps a free key whose queue has a live ticket past the retention, still listed as stalled`, async () => {
+    const holder = granted(await locks.tryAcquire({ key, requester: 'a', ttlMs: 30_000 }));
+    await locks.tryAcquire({ key, requester: 'b', ttlMs: 30_000, queueTicketMs: 60_000 });
+    await locks.release(holder);
+    await afterRetention();
+    expect(await recordsNaming(harness.url, key)).toBeGreaterThan(0);
+    expect(await locks.stalledQueues()).toContainEqual({ key, waiters: ['b'] });
+    const head = granted(await locks.tryAcquire({ key, requester: 'b', ttlMs: 30_000 }));
+    expect(BigInt(head.token)).toBeGreaterThan(BigInt(holder.token));
+    await locks.release(head);
+  }, 30_000);
+});

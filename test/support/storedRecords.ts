@@ -1,0 +1,59 @@
+// What a lock service stores for one key, read straight from its server: the idle-key tests count it.
+import Database from 'better-sqlite3';
+import { Etcd3 } from 'etcd3';
+import { Client as PgClient } from 'pg';
+import { createClient } from 'redis';
+
+/**
+ * How many records the backend behind `url` keeps that name `key`: rows (SQLite, PostgreSQL), Redis
+ * keys and index entries, etcd keys. Read with the server's own client, not through lockwarden, so a
+ * record lockwarden stopped reading but still stores is counted.
+ */
+export async function recordsNaming(url: string, key: string): Promise<number> {
+  if (url.startsWith('sqlite:')) {
+    const db = new Database(url.slice('sqlite:'.length), { readonly: true });
+    try {
+      const count = (table: string) =>
+        (db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE key = ?`).get(key) as { n: number }).n;
+      return count('lock_leases') + count('lock_waiters');
+    } finally {
+      db.close();
+    }
+  }
+  if (url.startsWith('postgres')) {
+    const client = new PgClient({ connectionString: url });
+    await client.connect();
+    try {
+      const count = async (table: string) =>
+        Number((await client.query(`SELECT COUNT(*) AS n FROM ${table} WHERE key = $1`, [key])).rows[0].n);
+      return (await count('lockwarden_leases')) + (await count('lockwarden_waiters'));
+    } finally {
+      await client.end();
+    }
+  }
+  if (url.startsWith('redis')) {
+    const client = createClient({ url });
+    await client.connect();
+    try {
+      const perKey = ['lease', 'token', 'waiters', 'waiter-exp', 'waiter-since', 'waiter-owner'];
+      const stored = await client.exists(perKey.map((kind) => `lockwarden:${kind}:${key}`));
+      const indexed = await Promise.all(
+        ['lockwarden:held', 'lockwarden:queued'].map((index) => client.zScore(index, key)),
+      );
+      return stored + indexed.filter((score) => score !== null).length;
+    } finally {
+      await client.quit();
+    }
+  }
+  if (url.startsWith('etcd')) {
+    const client = new Etcd3({ hosts: url.replace(/^etcd:/, 'http:') });
+    try {
+      const names = await client.getAll().prefix('lockwarden/').keys();
+      const encoded = encodeURIComponent(key);
+      return names.filter((name) => name.split('/')[2] === encoded).length;
+    } finally {
+      client.close();
+    }
+  }
+  throw new Error(`no record reader for ${url}`);
+}

@@ -78,7 +78,10 @@ async function stillHolds(client: Client, workflowId: string, lease: Lease): Pro
   try {
     if ((await handle.describe()).status.name !== 'RUNNING') return false;
     const answer: StateAnswer = await handle.query(sessionState);
-    return isSessionState(answer) && answer.phase === 'holding' && answer.lease?.token === lease.token;
+    // A run that continued as new while holding checks its request before it holds on: its first
+    // moments answer `checking-request`, and the next beat asks again.
+    if (!isSessionState(answer)) return true;
+    return answer.phase === 'holding' && answer.lease?.token === lease.token;
   } catch (error) {
     return !(error instanceof WorkflowNotFoundError);
   }

@@ -5,10 +5,12 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import {
   acquire,
   acquisitionWorkflowId,
+  awaitLeaseOf,
   release,
   startAcquisition,
   stateOf,
 } from '../client/lockwardenClient';
+import { requestRelease } from '../temporal/messages';
 import { activitySummaries } from '../devkit/history';
 import { freshSqliteLockService, silentLog, unique, withWorker } from './support/temporalFixture';
 import { waitFor } from './support/waitFor';
@@ -194,6 +196,82 @@ describe('long sessions', () => {
       await locks.close();
     }
   }, 60_000);
+
+  // Messages a hold refuses (a release without the release key) still grow its history: 40 of them
+  // push it past the 40 events after which this server suggests a new run.
+  async function floodWithRefusedReleases(workflowId: string, lease: { key: string; holder: string }) {
+    const handle = env.client.workflow.getHandle(workflowId);
+    for (let i = 0; i < 40; i++) await handle.signal(requestRelease, lease, 'not-the-release-key');
+  }
+
+  it('continues a hold as new when messages grow its history: the same lease and token, still renewed, then released', async () => {
+    const locks = freshSqliteLockService();
+    const key = unique('hold-continued');
+    try {
+      await withWorker(env, { locks, log: silentLog }, async (taskQueue) => {
+        const { lease, session } = await acquire(
+          env.client,
+          { key, requester: 'job', ttlMs: 1_200 },
+          { taskQueue },
+        );
+        await floodWithRefusedReleases(session.workflowId, lease);
+        await waitFor('a continued run', async () => (await runsOf(session.workflowId)) >= 2, 30_000);
+        await waitFor(
+          'holding again',
+          async () => (await stateOf(env.client, session.workflowId)).phase === 'holding',
+          30_000,
+        );
+        expect((await stateOf(env.client, session.workflowId)).lease).toMatchObject({ token: lease.token });
+        // The next run's keeper renews: the deadline moves on well past the first lease's.
+        const before = (await locks.inspect(key)).leaseUntil!;
+        await new Promise((r) => setTimeout(r, 2_500));
+        expect(await locks.inspect(key)).toMatchObject({ holder: 'job', token: lease.token });
+        expect((await locks.inspect(key)).leaseUntil!).toBeGreaterThan(before + 1_000);
+        // The caller's release follows the session to its latest run.
+        expect(await release(env.client, lease)).toMatchObject({ ok: true });
+        expect(await session.result()).toMatchObject({ status: 'released', lease: { token: lease.token } });
+        expect((await locks.inspect(key)).holder).toBeNull();
+      });
+    } finally {
+      await locks.close();
+    }
+  }, 60_000);
+
+  it('loses no release asked for by signal while a hold continues as new', async () => {
+    const locks = freshSqliteLockService();
+    const key = unique('hold-release-signal');
+    try {
+      await withWorker(env, { locks, log: silentLog }, async (taskQueue) => {
+        const { lease, session, releaseKey } = await startAcquisition(
+          env.client,
+          { key, requester: 'job', ttlMs: 1_200 },
+          { taskQueue },
+        ).then(async (s) => ({
+          ...(await awaitLeaseOrThrow(s.workflowId)),
+          session: s,
+          releaseKey: s.releaseKey,
+        }));
+        // The release, sent right behind the flood: it lands in the run that hands over, in the
+        // handover, or in the next run, and is carried out in any case.
+        const flood = floodWithRefusedReleases(session.workflowId, lease);
+        await new Promise((r) => setTimeout(r, 150));
+        await env.client.workflow
+          .getHandle(session.workflowId)
+          .signal(requestRelease, { key, holder: 'job' }, releaseKey);
+        await flood;
+        expect(await session.result()).toMatchObject({ status: 'released', lease: { token: lease.token } });
+        expect((await locks.inspect(key)).holder).toBeNull();
+      });
+    } finally {
+      await locks.close();
+    }
+  }, 60_000);
+
+  async function awaitLeaseOrThrow(workflowId: string) {
+    const news = await awaitLeaseOf(env.client, workflowId);
+    if (news.status !== 'acquired') throw new Error(`expected a lease, the session ${news.status}`);
+    return { lease: news.lease };
+  }
 
   async function runsOf(workflowId: string): Promise<number> {
     let runs = 0;

@@ -12,6 +12,7 @@ import type { AcquireRequestInput } from '../policy/decisions/acquireRequest';
 import type { SessionOutcome } from '../policy/sessionModel/sessionTypes';
 import { acquireUntilHeld, type Acquisition } from './session/acquirePhase';
 import { checkRequestAndTryFirst, leaveQueue } from './session/fastPath';
+import { holdingAgain } from './session/holdHandover';
 import { holdUntilReleased } from './session/holdPhase';
 import { LockSession, type PhaseEnd } from './session/lockSession';
 import { sessionLog, sessionMetrics } from './session/metricsSink';
@@ -36,8 +37,11 @@ export async function acquireLock(input: AcquireRequestInput): Promise<SessionOu
     byPolicy: decisionsByPolicy === true,
   });
   slot.open(session);
-  const acquired = await acquireOrLeave(session, checked.firstAttempt);
-  if (acquired.kind !== 'continued') {
+  const holding = request.resume?.holding;
+  const acquired = holding
+    ? await holdingAgain(session, holding)
+    : await acquireOrLeave(session, checked.firstAttempt);
+  if (acquired.kind !== 'continued' && !holding) {
     const outcome = acquired.kind === 'held' ? 'acquired' : acquired.outcome.status;
     sessionMetrics.acquisitionEnded(outcome, session.waitedMs());
     sessionLog.acquisitionEnded({
@@ -50,15 +54,15 @@ export async function acquireLock(input: AcquireRequestInput): Promise<SessionOu
     });
   }
   const end: PhaseEnd =
-    acquired.kind === 'held' ? await holdUntilReleased(session, acquired.lease) : acquired;
+    acquired.kind === 'held' ? await holdUntilReleased(session, acquired.lease, holding) : acquired;
   if (end.kind === 'ended') return session.finish(end.outcome);
-  await session.handOverToNextRun();
+  const resume = await session.handOverToNextRun(end.resume);
   return continueAsNew<typeof acquireLock>({
     ...session.request,
     // The next run has no memo of its own: the release key's digest goes with the request.
     ...(session.releaseKeyDigest ? { releaseKeyDigest: session.releaseKeyDigest } : {}),
     budget: session.budget,
-    resume: end.resume,
+    resume,
   });
 }
 

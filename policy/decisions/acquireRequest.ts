@@ -77,14 +77,25 @@ export const acquireRequestSchema = z
       .regex(RELEASE_KEY_DIGEST_PATTERN, 'must be 64 lowercase hex digits (the SHA-256 of a release key)')
       .optional(),
     /**
-     * What a waiting session's run hands its next run by continue-as-new, accepted only in a run its
-     * own previous run continued (the session refuses it otherwise). A hold never continues as new:
-     * its keeper renews outside the history, so no lease is ever carried.
+     * What a session's run hands its next run by continue-as-new, accepted only in a run its own
+     * previous run continued (the session refuses it otherwise). A holding run (one whose history
+     * messages grew past HOLD_HISTORY_EVENTS) hands over `holding`: its token only to compare, since
+     * the next run reads the lease from the lock service and goes on holding only if the service still
+     * shows that token for it; the hold limit's end and whether a release was asked for by signal.
      */
     resume: z
       .strictObject({
         attempts: z.number().int().nonnegative(),
         elapsedBeforeMs: z.number().int().nonnegative(),
+        holding: z
+          .strictObject({
+            token: z.string().regex(/^[0-9]{1,19}$/),
+            grantedAt: z.number().int().nonnegative(),
+            heldSince: z.number().int().nonnegative(),
+            limitAt: z.number().int().nonnegative(),
+            releaseRequested: z.boolean(),
+          })
+          .optional(),
       })
       .optional(),
   })

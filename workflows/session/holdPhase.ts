@@ -18,6 +18,7 @@ import {
 import type { FencedActionResult, Lease } from '../../policy/lockContract/lockSchemas';
 import { handoffCalls, lockServiceUnreachable } from '../lockCalls';
 import { sessionMetrics } from './metricsSink';
+import { type CarriedHold, historyFull } from './holdHandover';
 import type { LockSession, PhaseEnd } from './lockSession';
 import { watchHolder } from './holderLiveness';
 import { tellParent } from './peerSignals';
@@ -42,14 +43,21 @@ const { keepLease } = proxyActivities<Activities>({
  * The hold: renews the lease only while the lock service still shows the token it issued, until the
  * caller asks for a release (fenced by the same token), the lease is lost, the hold limit is reached,
  * or the holder's keep-alives stop. Cancelled while it holds (an operator's `temporal workflow
- * cancel`, a withLock parent's cancellation), it lets go, fenced, and then ends cancelled.
+ * cancel`, a withLock parent's cancellation), it lets go, fenced, and then ends cancelled. A hold
+ * whose history grows past HOLD_HISTORY_EVENTS (messages) continues as new, and `carried` is what
+ * the next run goes on from.
  */
-export async function holdUntilReleased(session: LockSession, lease: Lease): Promise<PhaseEnd> {
-  session.holdGranted(lease);
+export async function holdUntilReleased(
+  session: LockSession,
+  lease: Lease,
+  carried?: CarriedHold,
+): Promise<PhaseEnd> {
+  session.holdGranted(lease, carried !== undefined);
   session.enter('holding', `holding ${session.key} with token ${lease.token}`);
   try {
-    if (session.request.notifyParent) await tellParent({ status: 'acquired', lease });
-    return await keptUntilReleased(session, lease, Date.now() + session.request.maxHoldMs);
+    if (session.request.notifyParent && !carried) await tellParent({ status: 'acquired', lease });
+    const limitAt = carried?.limitAt ?? Date.now() + session.request.maxHoldMs;
+    return await keptUntilReleased(session, lease, limitAt, carried !== undefined);
   } catch (error) {
     if (!isCancellation(error)) throw error;
     await CancellationScope.nonCancellable(() => releaseHeld(session, lease));
@@ -102,12 +110,17 @@ async function letGo(
  * interval for a release with no keeper and no watch at all: nothing is due before then, and a holder
  * that dies meanwhile is found half an interval later.
  */
-async function keptUntilReleased(session: LockSession, lease: Lease, limitAt: number): Promise<PhaseEnd> {
+async function keptUntilReleased(
+  session: LockSession,
+  lease: Lease,
+  limitAt: number,
+  resumed: boolean,
+): Promise<PhaseEnd> {
   const { ttlMs, maxHoldMs, holderTtlMs } = session.request;
   const renewEveryMs = renewalIntervalMs(ttlMs);
   const leftMs = () => Math.max(0, limitAt - Date.now());
-  // A hold given back before its lease is near due needs no keeper.
-  const startInMs = Math.min(keeperStartInMs(renewEveryMs), leftMs());
+  // A hold given back before its lease is near due needs no keeper; a resumed one is due already.
+  const startInMs = resumed ? 0 : Math.min(keeperStartInMs(renewEveryMs), leftMs());
   const released = await condition(() => session.releaseRequested, startInMs, {
     summary: `hold token ${lease.token}: a keeper starts in ${startInMs} ms unless released`,
   });
@@ -133,7 +146,7 @@ async function keptUntilReleased(session: LockSession, lease: Lease, limitAt: nu
   const ended = () => (keeperEnded = true);
   void keeping.then(ended, ended);
   await condition(
-    () => session.releaseRequested || keeperEnded || holderWatch?.goneReason != null,
+    () => session.releaseRequested || keeperEnded || holderWatch?.goneReason != null || historyFull(),
     leftMs(),
     {
       summary: `hold token ${lease.token}: at most ${maxHoldMs} ms in all`,
@@ -151,6 +164,10 @@ async function keptUntilReleased(session: LockSession, lease: Lease, limitAt: nu
   keeping.catch(() => undefined); // cancelled on purpose: its failure is expected and not wanted
   if (session.releaseRequested) return releaseHeld(session, lease);
   if (holderWatch?.goneReason) return letGo(session, lease, 'holder-gone', holderWatch.goneReason);
+  // The next run reads the lease from the lock service and starts its own keeper and watch; this
+  // run's keeper stops at its next heartbeat (its run closed), having renewed at most once more.
+  if (leftMs() > 0 && historyFull())
+    return { kind: 'continued', resume: session.resumeHolding(lease, limitAt) };
   return letGo(session, lease, 'hold-limit', `the hold limit of ${maxHoldMs} ms was reached`);
 }
 

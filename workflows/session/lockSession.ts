@@ -179,9 +179,9 @@ export class LockSession extends SessionInbox {
 
   // ---- The hold ----
 
-  /** Marks the start of the hold. */
-  holdGranted(lease: Lease): void {
-    this.heldSince = Date.now();
+  /** Marks the start of the hold (or, in a run continued while holding, its going on). */
+  holdGranted(lease: Lease, resumed = false): void {
+    if (!resumed) this.heldSince = Date.now();
     this.current.place = null;
     this.current.lease = lease;
     this.current.holder = this.requester;
@@ -202,10 +202,34 @@ export class LockSession extends SessionInbox {
     return { attempts: this.current.attempts, elapsedBeforeMs: this.waitedMs() };
   }
 
-  /** This run is about to continue as new: waiting updates answer so, once every handler is done. */
-  async handOverToNextRun(): Promise<void> {
+  /**
+   * What a continued run must know to go on holding: the token to compare with the lock service's
+   * (never to use: the next run reads the lease from the service), the hold limit's end, and a
+   * release asked for by signal that this run did not get to.
+   */
+  resumeHolding(lease: Lease, limitAt: number): Resume {
+    return {
+      ...this.resume(),
+      holding: {
+        token: lease.token,
+        grantedAt: lease.grantedAt,
+        heldSince: this.heldSince,
+        limitAt,
+        releaseRequested: this.releaseSignalled,
+      },
+    };
+  }
+
+  /**
+   * This run is about to continue as new: waiting updates answer so, once every handler is done.
+   * Answers what the next run resumes, with a release asked for by signal meanwhile (no one awaits
+   * its answer, so it is carried, not dropped).
+   */
+  async handOverToNextRun(resume: Resume): Promise<Resume> {
     this.continuing = true;
     await condition(allHandlersFinished);
+    if (!resume.holding) return resume;
+    return { ...resume, holding: { ...resume.holding, releaseRequested: this.releaseSignalled } };
   }
 
   /**

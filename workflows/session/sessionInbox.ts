@@ -101,7 +101,7 @@ export class SessionInbox extends SessionRecord {
   askRelease(owner: unknown, releaseKey: unknown): void {
     const problem = this.ownerProblem(owner, releaseKey);
     if (problem) return this.refused('requestRelease', 'not-the-owner', problem);
-    this.releaseAsked = true;
+    this.releaseAsked = this.releaseSignalled = true;
   }
 
   /**
@@ -161,6 +161,8 @@ export class SessionInbox extends SessionRecord {
   /** Releases the held lease and answers with the lock service's fenced result. */
   async releaseLease(): Promise<ReleaseAnswer> {
     if (this.current.phase !== 'holding') return { ok: false, reason: 'not-holding' };
+    // A run handing its hold over answers so: the caller asks the next run, which releases.
+    if (this.continuing) return { ok: false, reason: 'continued-as-new' };
     this.releaseAsked = true;
     // A hold can also end on its own (the lease lost at a renewal): then there was nothing to release.
     await condition(() => this.releaseAnswer !== undefined || this.ended !== undefined || this.continuing);

@@ -61,6 +61,8 @@ export class SessionRecord {
   /** The traced release that woke this session, for its wait's span to link to (sessionTrace.ts). */
   protected wokenBy: SpanContext | null = null;
   protected releaseAsked = false;
+  /** A release asked for by signal (no one awaits its answer): a holding run hands it to its next run. */
+  protected releaseSignalled = false;
   protected operatorAnswer: OperatorDecision | undefined;
   protected deadlock: DeadlockNotice | undefined;
   protected deadlockClaimed: DeadlockNotice | undefined;
@@ -90,6 +92,9 @@ export class SessionRecord {
     this.grantedBudget = tightenBudget(request.budget, this.constraints);
     this.lastBackoffMs = request.budget.baseBackoffMs;
     this.waitingSince = Date.now() - (request.resume?.elapsedBeforeMs ?? 0);
+    const holding = request.resume?.holding;
+    if (holding) this.heldSince = holding.heldSince;
+    if (holding?.releaseRequested) this.releaseAsked = this.releaseSignalled = true;
     this.current = {
       phase: 'acquiring',
       key: request.key,

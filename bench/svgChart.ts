@@ -7,15 +7,23 @@ export interface Series {
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd'];
 
 /**
- * A small line chart as SVG text: x on a log2 scale (the N of the contention runs), y from 0 to
- * `yMax` (1 unless said). Hand-written because it is 40 lines and the benchmarks need nothing else
- * from a plotting library.
+ * A small line chart as SVG text: x on a log2 scale (the N of the contention runs) or, with
+ * `linearX`, a linear one (time), y from 0 to `yMax` (1 unless said). Hand-written because it is 40
+ * lines and the benchmarks need nothing else from a plotting library.
  */
-export function lineChart(title: string, xLabel: string, yLabel: string, series: Series[], yMax = 1): string {
+export function lineChart(
+  title: string,
+  xLabel: string,
+  yLabel: string,
+  series: Series[],
+  yMax = 1,
+  linearX = false,
+): string {
   const [width, height, left, right, top, bottom] = [640, 400, 60, 170, 40, 50];
   const xs = [...new Set(series.flatMap((s) => s.points.map((p) => p.x)))].sort((a, b) => a - b);
-  const [lo, hi] = [Math.log2(xs[0]!), Math.log2(xs[xs.length - 1]!)];
-  const px = (x: number) => left + ((Math.log2(x) - lo) / (hi - lo || 1)) * (width - left - right);
+  const scale = linearX ? (x: number) => x : Math.log2;
+  const [lo, hi] = [scale(xs[0]!), scale(xs[xs.length - 1]!)];
+  const px = (x: number) => left + ((scale(x) - lo) / (hi - lo || 1)) * (width - left - right);
   const py = (y: number) => top + (1 - Math.min(1, Math.max(0, y / yMax))) * (height - top - bottom);
   const text = (x: number, y: number, s: string, anchor = 'middle') =>
     `<text x="${x}" y="${y}" text-anchor="${anchor}" font-family="sans-serif" font-size="12">${s}</text>`;
@@ -31,7 +39,8 @@ export function lineChart(title: string, xLabel: string, yLabel: string, series:
     parts.push(`<line x1="${left}" x2="${width - right}" y1="${py(y)}" y2="${py(y)}" stroke="#ddd"/>`);
     parts.push(text(left - 8, py(y) + 4, y.toFixed(2), 'end'));
   }
-  for (const x of xs) parts.push(text(px(x), height - bottom + 18, String(x)));
+  const ticks = linearX ? xs.filter((_, i) => i % Math.ceil(xs.length / 10) === 0) : xs;
+  for (const x of ticks) parts.push(text(px(x), height - bottom + 18, String(x)));
   series.forEach((s, i) => {
     const color = COLORS[i % COLORS.length]!;
     const path = s.points

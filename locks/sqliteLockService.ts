@@ -58,8 +58,8 @@ interface LeaseRow {
  * transaction so concurrent processes serialize on the write lock. Tokens come from one counter per
  * file (`lock_token_seq`), so a key's row can go once the key is idle (forgetIdleKeys) and its next
  * token is still above every earlier one, also after the file is reopened. A row's `lease_until_ms`
- * is when its lease ends or ended (a release ends it then; a key that was never held has none): the
- * index on it serves the sweeps' reads and the forgetting alike.
+ * is when its lease ends or ended (a release ends it then; a row a 0.1.0 release left without one is
+ * given the time the file is opened): the index on it serves the sweeps' reads and the forgetting.
  */
 export class SqliteLockService implements LockService {
   readonly backend = 'sqlite';

@@ -68,6 +68,13 @@ function installUserProject(dir: string, tarball: string): void {
   }
 }
 
+/** The figures docs/operations.md gives for the package, in its table's order (see its package-size block). */
+function documentedPackageFigures(): number[] {
+  const text = fs.readFileSync(path.join(ROOT, 'docs', 'operations.md'), 'utf8');
+  const block = /<!-- package-size[^>]*-->([\s\S]*?)<!-- \/package-size -->/.exec(text)?.[1] ?? '';
+  return [...block.matchAll(/^\|[^|]+\|\s*([\d,]+)\b[^|]*\|$/gm)].map((m) => Number(m[1]!.replace(/,/g, '')));
+}
+
 /** The TypeScript snippets of the README and of docs/ that import the package, each a module of `dir`. */
 function writeReadmeSnippets(dir: string): number {
   const docs = fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md'));
@@ -223,6 +230,26 @@ describe('lockwarden installed from its packed tarball into a project outside th
     fs.mkdirSync(path.join(ROOT, '.data'), { recursive: true });
     fs.writeFileSync(path.join(ROOT, '.data', 'package-size.json'), JSON.stringify(sizes, null, 2));
     expect(sizes.installedKiB).toBeGreaterThan(0);
+    // The docs' figures are this test's: each within 10% of what it measured.
+    const documented = documentedPackageFigures();
+    const measured = [
+      sizes.packedBytes,
+      sizes.unpackedBytes,
+      sizes.files,
+      sizes.installedKiB,
+      sizes.withItsDependenciesKiB,
+      sizes.withTemporalKiB,
+    ];
+    expect(documented).toHaveLength(measured.length);
+    documented.forEach((figure, i) =>
+      expect({
+        figure,
+        measured: measured[i],
+        off: Math.abs(figure / measured[i]! - 1) <= 0.1,
+      }).toMatchObject({
+        off: true,
+      }),
+    );
     fs.rmSync(dir, { recursive: true, force: true });
   }, 900_000);
 });

@@ -24,14 +24,20 @@ import {
 import {
   decideGrant,
   deniedAttempt,
+  engagesAfresh,
   grantedAttempt,
   ownerRefusal,
   queueOrder,
   type Ticket,
   waitersOf,
+  withinRequesterLimit,
 } from './grantRules';
 import type { LockRecord, LockService, LockServiceLimits, LowLease, StalledQueue } from './lockService';
-import { DEFAULT_MAX_WAITERS_PER_KEY, IDLE_KEY_RETENTION_MS } from '../policy/constants';
+import {
+  DEFAULT_MAX_KEYS_PER_REQUESTER,
+  DEFAULT_MAX_WAITERS_PER_KEY,
+  IDLE_KEY_RETENTION_MS,
+} from '../policy/constants';
 import { etcdClientOptions, type TlsFiles } from './lockServiceTls';
 
 /** Options of the etcd backend. */
@@ -66,6 +72,12 @@ const waitPrefixOf = (key: string) => `${WAIT_PREFIX}${encodeURIComponent(key)}/
 // lease's etcd lease; a release writes it again with that token as its value, on a retention lease.
 const tokenMarkerOf = (key: string) => TOKEN_PREFIX + encodeURIComponent(key);
 const ticketKeyOf = (key: string, requester: string) => waitPrefixOf(key) + encodeURIComponent(requester);
+// One key per key a requester holds or waits for, on the same etcd lease as the lease or the ticket,
+// so it goes with them: counted against the requester's limit.
+const REQUESTER_PREFIX = 'lockwarden/requester/';
+const requesterPrefixOf = (requester: string) => `${REQUESTER_PREFIX}${encodeURIComponent(requester)}/`;
+const requesterMarkOf = (requester: string, key: string) =>
+  requesterPrefixOf(requester) + encodeURIComponent(key);
 
 /** What a lease key holds. */
 export interface LeaseValue {
@@ -95,6 +107,7 @@ export class EtcdLockService implements LockService {
   private readonly rangePage: number;
   private readonly retentionS: number;
   private readonly maxWaitersPerKey: number;
+  private readonly maxKeysPerRequester: number;
   /** The etcd lease released keys' token markers live on, and when this worker took it. */
   private retention: { id: string; grantedAt: number } | null = null;
 
@@ -103,6 +116,7 @@ export class EtcdLockService implements LockService {
     this.maxTtlMs = options.maxTtlMs ?? ABSOLUTE_MAX_TTL_MS;
     this.rangePage = options.rangePage ?? RANGE_PAGE;
     this.maxWaitersPerKey = options.maxWaitersPerKey ?? DEFAULT_MAX_WAITERS_PER_KEY;
+    this.maxKeysPerRequester = options.maxKeysPerRequester ?? DEFAULT_MAX_KEYS_PER_REQUESTER;
     this.retentionS = Math.max(
       ETCD_MIN_TTL_S,
       Math.ceil((options.idleKeyRetentionMs ?? IDLE_KEY_RETENTION_MS) / 1000),
@@ -195,7 +209,10 @@ export class EtcdLockService implements LockService {
 
   async leave(input: WaiterRef): Promise<void> {
     const { key, requester } = parseOrThrow(waiterSchema, input, 'waiter');
+    // The requester's mark goes too, unless it holds the key (then the mark is its lease's).
+    const held = (await this.readLease(key))?.value.holder === requester;
     await this.client.delete().key(ticketKeyOf(key, requester));
+    if (!held) await this.client.delete().key(requesterMarkOf(requester, key));
   }
 
   async holdings(): Promise<Holding[]> {
@@ -307,7 +324,7 @@ export class EtcdLockService implements LockService {
     const now = Date.now();
     const [current, tickets] = await Promise.all([this.readLease(request.key), this.ticketsOf(request.key)]);
     // etcd deletes an expired lease key itself, so a present key is a live lease.
-    const step = decideGrant(
+    let step = decideGrant(
       {
         now,
         holder: current?.value.holder ?? null,
@@ -317,6 +334,17 @@ export class EtcdLockService implements LockService {
       },
       request,
     );
+    if (
+      engagesAfresh(
+        step,
+        tickets.some((t) => t.requester === request.requester),
+      )
+    ) {
+      // A count, not the names (10,000 of them could pass the client's 4 MiB): a requester with no
+      // ticket and no lease here has no mark here either (a mark lives and goes with one).
+      const elsewhere = await this.client.getAll().prefix(requesterPrefixOf(request.requester)).count();
+      step = withinRequesterLimit(step, elsewhere, this.maxKeysPerRequester);
+    }
     if (step.kind === 'return-existing')
       return { granted: true, lease: this.leaseFrom(request.key, current!) };
     if (step.kind === 'grant') {
@@ -334,6 +362,7 @@ export class EtcdLockService implements LockService {
         .then(
           this.client.put(leaseKey).value(JSON.stringify(value)).lease(ID),
           this.client.put(tokenMarkerOf(request.key)).value('').lease(ID),
+          this.client.put(requesterMarkOf(request.requester, request.key)).value('').lease(ID),
           this.client.delete().key(ticketKeyOf(request.key, request.requester)),
         )
         .commit();
@@ -367,6 +396,7 @@ export class EtcdLockService implements LockService {
           // `since` is the worker's estimate of etcd's time, as every time this backend reports.
           .value(JSON.stringify({ priority: request.priority, since: Date.now(), owner: request.owner }))
           .lease(ID),
+        this.client.put(requesterMarkOf(request.requester, request.key)).value('').lease(ID),
       )
       .commit();
     if (!txn.succeeded) await this.client.leaseClient.leaseRevoke({ ID }).catch(() => undefined);

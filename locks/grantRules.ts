@@ -92,6 +92,25 @@ export function decideGrant(snapshot: KeySnapshot, request: ParsedTryAcquireRequ
   };
 }
 
+/**
+ * Whether `step` would engage the requester on this key afresh: a grant, or a first ticket, to one
+ * that had no live ticket here. Only such a step is held to the requester's limit, so a waiter
+ * already queued, or a holder asking again, is never refused by it.
+ */
+export function engagesAfresh(step: GrantStep, hadTicket: boolean): boolean {
+  return !hadTicket && (step.kind === 'grant' || (step.kind === 'deny' && step.keepTicket));
+}
+
+/**
+ * `step`, unless the requester already holds or waits for `max` other keys (`engagedElsewhere`, read
+ * by the backend for a step that engagesAfresh): then denied REQUESTER_LIMIT, with no ticket.
+ */
+export function withinRequesterLimit(step: GrantStep, engagedElsewhere: number, max: number): GrantStep {
+  if (engagedElsewhere < max) return step;
+  const waiters = step.kind === 'deny' ? step.waiters : 0;
+  return { kind: 'deny', code: 'REQUESTER_LIMIT', keepTicket: false, waiters, position: null };
+}
+
 // Where the requester stands: its ticket's place, or the place a new ticket would take (last of its priority).
 function positionOf(others: Ticket[], mine: Ticket | undefined, priority: number): number {
   const me = mine ?? { priority, seq: Number.POSITIVE_INFINITY };

@@ -61,6 +61,8 @@ export interface LockServiceLimits {
   idleKeyRetentionMs?: number;
   /** Most live tickets one key's queue takes (DEFAULT_MAX_WAITERS_PER_KEY); beyond, QUEUE_FULL. */
   maxWaitersPerKey?: number;
+  /** Most keys one requester holds or waits for (DEFAULT_MAX_KEYS_PER_REQUESTER); beyond, REQUESTER_LIMIT. */
+  maxKeysPerRequester?: number;
 }
 
 /**

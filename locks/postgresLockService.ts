@@ -19,6 +19,7 @@ import {
 import {
   decideGrant,
   deniedAttempt,
+  engagesAfresh,
   grantedAttempt,
   ownerRefusal,
   positionsByKey,
@@ -26,9 +27,15 @@ import {
   stalledQueuesOf,
   type Ticket,
   waitersOf,
+  withinRequesterLimit,
 } from './grantRules';
 import type { LockRecord, LockService, LockServiceLimits, LowLease, StalledQueue } from './lockService';
-import { DEFAULT_MAX_WAITERS_PER_KEY, FORGET_IDLE_BATCH, IDLE_KEY_RETENTION_MS } from '../policy/constants';
+import {
+  DEFAULT_MAX_KEYS_PER_REQUESTER,
+  DEFAULT_MAX_WAITERS_PER_KEY,
+  FORGET_IDLE_BATCH,
+  IDLE_KEY_RETENTION_MS,
+} from '../policy/constants';
 import { migratePostgres } from './postgresMigrations';
 import { resilientPool } from './postgresPool';
 import { untilReachable } from './untilReachable';
@@ -70,6 +77,7 @@ export class PostgresLockService implements LockService {
   private readonly maxTtlMs: number;
   private readonly idleKeyRetentionMs: number;
   private readonly maxWaitersPerKey: number;
+  private readonly maxKeysPerRequester: number;
   private ready: Promise<void> | undefined;
 
   private constructor(
@@ -79,6 +87,7 @@ export class PostgresLockService implements LockService {
     this.maxTtlMs = options.maxTtlMs ?? ABSOLUTE_MAX_TTL_MS;
     this.idleKeyRetentionMs = options.idleKeyRetentionMs ?? IDLE_KEY_RETENTION_MS;
     this.maxWaitersPerKey = options.maxWaitersPerKey ?? DEFAULT_MAX_WAITERS_PER_KEY;
+    this.maxKeysPerRequester = options.maxKeysPerRequester ?? DEFAULT_MAX_KEYS_PER_REQUESTER;
   }
 
   /**
@@ -109,10 +118,25 @@ export class PostgresLockService implements LockService {
       ]);
       const tickets = await this.ticketsOf(db, request.key, now);
       const leaseUntil = row.lease_until_ms === null ? null : Number(row.lease_until_ms);
-      const step = decideGrant(
+      let step = decideGrant(
         { now, holder: row.holder, leaseUntil, tickets, maxWaiters: this.maxWaitersPerKey },
         request,
       );
+      if (
+        engagesAfresh(
+          step,
+          tickets.some((t) => t.requester === request.requester),
+        )
+      ) {
+        const elsewhere = await db.query<{ n: string }>(
+          `SELECT (SELECT COUNT(*) FROM lockwarden_waiters
+                    WHERE requester = $1 AND expires_at_ms > $3 AND key != $2)
+                + (SELECT COUNT(*) FROM lockwarden_leases
+                    WHERE holder = $1 AND lease_until_ms > $3 AND key != $2) AS n`,
+          [request.requester, request.key, now],
+        );
+        step = withinRequesterLimit(step, Number(elsewhere.rows[0]!.n), this.maxKeysPerRequester);
+      }
       if (step.kind === 'return-existing') {
         return {
           granted: true,

@@ -33,6 +33,9 @@ const MIGRATIONS: string[] = [
      WHERE lease_until_ms IS NULL;
    CREATE INDEX lockwarden_leases_until ON lockwarden_leases (lease_until_ms);
    CREATE INDEX lockwarden_waiters_expiry ON lockwarden_waiters (expires_at_ms);`,
+  // The keys a requester holds or waits for, counted against its limit (maxKeysPerRequester).
+  `CREATE INDEX lockwarden_waiters_requester ON lockwarden_waiters (requester, expires_at_ms);
+   CREATE INDEX lockwarden_leases_holder ON lockwarden_leases (holder, lease_until_ms);`,
 ];
 
 // An arbitrary constant: the advisory lock that serializes migrations across concurrent workers.

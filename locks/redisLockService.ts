@@ -23,7 +23,12 @@ import { CorruptLockStateError } from '../policy/errors';
 import { type Ticket, waitersOf } from './grantRules';
 import type { LockRecord, LockService, LockServiceLimits, LowLease, StalledQueue } from './lockService';
 import { takeTlsFiles } from './lockServiceTls';
-import { DEFAULT_MAX_WAITERS_PER_KEY, FORGET_IDLE_BATCH, IDLE_KEY_RETENTION_MS } from '../policy/constants';
+import {
+  DEFAULT_MAX_KEYS_PER_REQUESTER,
+  DEFAULT_MAX_WAITERS_PER_KEY,
+  FORGET_IDLE_BATCH,
+  IDLE_KEY_RETENTION_MS,
+} from '../policy/constants';
 import {
   ACQUIRE,
   FORGET,
@@ -61,6 +66,8 @@ const KEY_SET_OF_0_1 = 'lockwarden:keys';
 const HELD = 'lockwarden:held';
 const QUEUED = 'lockwarden:queued';
 const TOKEN_SEQ = 'lockwarden:token-seq';
+/** The keys a requester holds or waits for, counted against its limit. */
+const requesterIndexOf = (requester: string) => `lockwarden:requester:${requester}`;
 
 /** Redis's replies that mean a stored value is not what lockwarden wrote there. */
 const NOT_OURS = /^(WRONGTYPE|ERR value is not an integer|ERR (user_script|Error running script))/;
@@ -92,6 +99,7 @@ export class RedisLockService implements LockService {
     private readonly maxTtlMs: number,
     private readonly retentionMs: number,
     private readonly maxWaitersPerKey: number,
+    private readonly maxKeysPerRequester: number,
   ) {}
 
   /** Connects to the server. */
@@ -115,6 +123,7 @@ export class RedisLockService implements LockService {
       options.maxTtlMs ?? ABSOLUTE_MAX_TTL_MS,
       options.idleKeyRetentionMs ?? IDLE_KEY_RETENTION_MS,
       options.maxWaitersPerKey ?? DEFAULT_MAX_WAITERS_PER_KEY,
+      options.maxKeysPerRequester ?? DEFAULT_MAX_KEYS_PER_REQUESTER,
     );
     await service.migrateKeySet();
     return service;
@@ -136,6 +145,7 @@ export class RedisLockService implements LockService {
         k.waiterOwner,
         QUEUED,
         TOKEN_SEQ,
+        requesterIndexOf(request.requester),
       ],
       [
         request.key,
@@ -147,6 +157,7 @@ export class RedisLockService implements LockService {
         request.owner ?? '',
         String(this.retentionMs),
         String(this.maxWaitersPerKey),
+        String(this.maxKeysPerRequester),
       ],
     );
     const [kind] = reply;
@@ -237,6 +248,7 @@ export class RedisLockService implements LockService {
       .hDel(k.waiterExpiry, requester)
       .hDel(k.waiterSince, requester)
       .hDel(k.waiterOwner, requester)
+      .zRem(requesterIndexOf(requester), key)
       .exec();
   }
 
@@ -322,7 +334,7 @@ export class RedisLockService implements LockService {
     const k = keysOf(target.key);
     const [kind, detail, now] = await this.run(
       script,
-      [k.lease, k.token, HELD],
+      [k.lease, k.token, HELD, requesterIndexOf(target.holder)],
       [target.holder, target.token, target.key, String(this.retentionMs)],
     );
     if (kind === 'ok') {

@@ -13,6 +13,9 @@
 // can go), the arrival counter `lockwarden:waiter-seq`, and two indexes the sweeps read instead of
 // every key ever used: `lockwarden:held` (K scored by its lease's deadline) and `lockwarden:queued`
 // (K scored by its newest ticket's expiry); forgetIdleKeys trims the entries whose time has passed.
+// Per requester R: `lockwarden:requester:R`, the keys R holds or waits for, scored by the lease's
+// deadline or the ticket's expiry, counted against its limit (entries past their time are trimmed
+// when it is counted, and the index expires a retention after its newest entry).
 // Scripts that drop tickets name the since and owner hashes in the locals `sinceKey` and `ownerKey`.
 
 const NOW = `
@@ -34,13 +37,26 @@ end
 
 /**
  * KEYS: lease, token, waiters, waiter-exp, held, waiter-seq, waiter-since, waiter-owner, queued,
- * token-seq. ARGV: key, requester, ttlMs, fairness, priority, queueTicketMs, owner ('' for none),
- * retentionMs, maxWaiters.
+ * token-seq, requester index. ARGV: key, requester, ttlMs, fairness, priority, queueTicketMs, owner
+ * ('' for none), retentionMs, maxWaiters, maxKeysPerRequester.
  */
 export const ACQUIRE = `${NOW}
 local sinceKey = KEYS[7]
 local ownerKey = KEYS[8]
+local byRequester = KEYS[11]
 ${DROP_EXPIRED_TICKETS}
+-- The other keys this requester holds or waits for, against its limit (grantRules.ts).
+local function requesterFull()
+  redis.call('ZREMRANGEBYSCORE', byRequester, '-inf', now)
+  local n = redis.call('ZCARD', byRequester)
+  if redis.call('ZSCORE', byRequester, ARGV[1]) then n = n - 1 end
+  return n >= tonumber(ARGV[10])
+end
+local function engaged(untilMs, flag)
+  if flag then redis.call('ZADD', byRequester, flag, untilMs, ARGV[1]) else redis.call('ZADD', byRequester, untilMs, ARGV[1]) end
+  local keepUntil = tonumber(redis.call('ZRANGE', byRequester, 0, 0, 'REV', 'WITHSCORES')[2]) + tonumber(ARGV[8])
+  if redis.call('PEXPIRETIME', byRequester) < keepUntil then redis.call('PEXPIREAT', byRequester, keepUntil) end
+end
 local lease = redis.call('HMGET', KEYS[1], 'holder', 'token', 'until', 'granted')
 local holder, token, untilMs, granted = lease[1], lease[2], tonumber(lease[3]), lease[4]
 local live = holder ~= false and untilMs ~= nil and untilMs > now
@@ -52,6 +68,7 @@ local rank = redis.call('ZRANK', KEYS[3], ARGV[2])
 local others = redis.call('ZCARD', KEYS[3]) - (rank and 1 or 0)
 local retention = tonumber(ARGV[8])
 if not live and ((not queued) or others == 0 or rank == 0) then
+  if not rank and requesterFull() then return {'denied', 'REQUESTER_LIMIT', false, false, others, false, now} end
   -- Above the counter, and above the key's own newest (0.1.0 counted per key, and may be ahead).
   local newToken = redis.call('INCR', KEYS[10])
   local newest = redis.call('INCRBY', KEYS[2], 0)
@@ -64,6 +81,7 @@ if not live and ((not queued) or others == 0 or rank == 0) then
   redis.call('HSET', KEYS[1], 'holder', ARGV[2], 'token', newToken, 'ttl', ARGV[3], 'until', newUntil, 'granted', now, 'owner', ARGV[7])
   redis.call('PEXPIREAT', KEYS[1], newUntil + retention)
   redis.call('ZADD', KEYS[5], newUntil, ARGV[1])
+  engaged(newUntil, nil)
   redis.call('ZREM', KEYS[3], ARGV[2])
   redis.call('HDEL', KEYS[4], ARGV[2])
   redis.call('HDEL', sinceKey, ARGV[2])
@@ -76,6 +94,10 @@ if queued and not rank and others >= tonumber(ARGV[9]) then
   if live then return {'denied', 'QUEUE_FULL', holder, untilMs, others, false, now} end
   return {'denied', 'QUEUE_FULL', false, false, others, false, now}
 end
+if queued and not rank and requesterFull() then
+  if live then return {'denied', 'REQUESTER_LIMIT', holder, untilMs, others, false, now} end
+  return {'denied', 'REQUESTER_LIMIT', false, false, others, false, now}
+end
 if queued then
   if not rank then
     local seq = redis.call('INCR', KEYS[6])
@@ -84,6 +106,7 @@ if queued then
     if ARGV[7] ~= '' then redis.call('HSET', ownerKey, ARGV[2], ARGV[7]) end
   end
   redis.call('HSET', KEYS[4], ARGV[2], now + tonumber(ARGV[6]))
+  engaged(now + tonumber(ARGV[6]), 'GT')
   -- The queue's records last a retention past its newest ticket.
   redis.call('ZADD', KEYS[9], 'GT', now + tonumber(ARGV[6]), ARGV[1])
   local keepUntil = tonumber(redis.call('ZSCORE', KEYS[9], ARGV[1])) + retention
@@ -97,8 +120,8 @@ return {'denied', 'QUEUED', false, false, others, position, now}
 `;
 
 /**
- * Shared by renew and release: refuses unless (holder, token) match. KEYS: lease, token, held. ARGV:
- * holder, token, key, retentionMs.
+ * Shared by renew and release: refuses unless (holder, token) match. KEYS: lease, token, held,
+ * requester index. ARGV: holder, token, key, retentionMs.
  */
 const CHECK_OWNER = `${NOW}
 local lease = redis.call('HMGET', KEYS[1], 'holder', 'token', 'until', 'ttl')
@@ -114,6 +137,10 @@ redis.call('HSET', KEYS[1], 'until', newUntil)
 redis.call('PEXPIREAT', KEYS[1], newUntil + tonumber(ARGV[4]))
 redis.call('PEXPIREAT', KEYS[2], newUntil + tonumber(ARGV[4]))
 redis.call('ZADD', KEYS[3], newUntil, ARGV[3])
+redis.call('ZADD', KEYS[4], newUntil, ARGV[3])
+if redis.call('PEXPIRETIME', KEYS[4]) < newUntil + tonumber(ARGV[4]) then
+  redis.call('PEXPIREAT', KEYS[4], newUntil + tonumber(ARGV[4]))
+end
 return {'ok', newUntil, now}
 `;
 
@@ -125,6 +152,7 @@ export const RELEASE = `${CHECK_OWNER}
 if tonumber(lease[3]) <= now then return {'refused', 'expired', now} end
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[3], ARGV[3])
+redis.call('ZREM', KEYS[4], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[4]))
 return {'ok', false, now}
 `;

@@ -23,6 +23,7 @@ import {
 import {
   decideGrant,
   deniedAttempt,
+  engagesAfresh,
   grantedAttempt,
   ownerRefusal,
   positionsByKey,
@@ -30,9 +31,15 @@ import {
   stalledQueuesOf,
   waitersOf,
   type Ticket,
+  withinRequesterLimit,
 } from './grantRules';
 import type { LockRecord, LockService, LockServiceLimits, LowLease, StalledQueue } from './lockService';
-import { DEFAULT_MAX_WAITERS_PER_KEY, FORGET_IDLE_BATCH, IDLE_KEY_RETENTION_MS } from '../policy/constants';
+import {
+  DEFAULT_MAX_KEYS_PER_REQUESTER,
+  DEFAULT_MAX_WAITERS_PER_KEY,
+  FORGET_IDLE_BATCH,
+  IDLE_KEY_RETENTION_MS,
+} from '../policy/constants';
 
 /** Options of the embedded backend. */
 export interface SqliteLockServiceOptions extends LockServiceLimits {
@@ -68,12 +75,14 @@ export class SqliteLockService implements LockService {
   private readonly maxTtlMs: number;
   private readonly idleKeyRetentionMs: number;
   private readonly maxWaitersPerKey: number;
+  private readonly maxKeysPerRequester: number;
   private readonly sql;
 
   constructor(options: SqliteLockServiceOptions) {
     this.maxTtlMs = options.maxTtlMs ?? ABSOLUTE_MAX_TTL_MS;
     this.idleKeyRetentionMs = options.idleKeyRetentionMs ?? IDLE_KEY_RETENTION_MS;
     this.maxWaitersPerKey = options.maxWaitersPerKey ?? DEFAULT_MAX_WAITERS_PER_KEY;
+    this.maxKeysPerRequester = options.maxKeysPerRequester ?? DEFAULT_MAX_KEYS_PER_REQUESTER;
     fs.mkdirSync(path.dirname(path.resolve(options.path)), { recursive: true });
     this.db = new Database(options.path, { timeout: 5_000 });
     this.db.pragma('journal_mode = WAL');
@@ -86,7 +95,9 @@ export class SqliteLockService implements LockService {
         key TEXT NOT NULL, requester TEXT NOT NULL, priority INTEGER NOT NULL, seq INTEGER NOT NULL,
         expires_at_ms INTEGER NOT NULL, since_ms INTEGER, PRIMARY KEY (key, requester)) STRICT;
       CREATE INDEX IF NOT EXISTS lock_leases_until ON lock_leases (lease_until_ms);
-      CREATE INDEX IF NOT EXISTS lock_waiters_expiry ON lock_waiters (expires_at_ms);`);
+      CREATE INDEX IF NOT EXISTS lock_waiters_expiry ON lock_waiters (expires_at_ms);
+      CREATE INDEX IF NOT EXISTS lock_waiters_requester ON lock_waiters (requester, expires_at_ms);
+      CREATE INDEX IF NOT EXISTS lock_leases_holder ON lock_leases (holder, lease_until_ms);`);
     this.startTokenSequence();
     // A file from before tickets kept their arrival time, or before tickets and leases named their
     // owner, gains the columns (its old rows show none).
@@ -146,6 +157,16 @@ export class SqliteLockService implements LockService {
          ON CONFLICT (key, requester) DO UPDATE SET expires_at_ms = @expires`,
       ),
       dropTicket: db.prepare('DELETE FROM lock_waiters WHERE key = ? AND requester = ?'),
+      // The other keys a requester holds or waits for now, by the indexes on (requester, expiry)
+      // and (holder, deadline).
+      engagedElsewhere: db
+        .prepare(
+          `SELECT (SELECT COUNT(*) FROM lock_waiters
+                    WHERE requester = @requester AND expires_at_ms > @now AND key != @key)
+                + (SELECT COUNT(*) FROM lock_leases
+                    WHERE holder = @requester AND lease_until_ms > @now AND key != @key)`,
+        )
+        .pluck(),
       runningLow: db.prepare(
         `SELECT key, holder, token, ttl_ms, lease_until_ms, lease_until_ms - @now AS remaining_ms
          FROM lock_leases
@@ -169,7 +190,7 @@ export class SqliteLockService implements LockService {
       this.sql.dropExpiredTickets.run(now);
       const row = this.readLease(request.key);
       const tickets = this.ticketsOf(request.key, now);
-      const step = decideGrant(
+      let step = decideGrant(
         {
           now,
           holder: row?.holder ?? null,
@@ -179,6 +200,19 @@ export class SqliteLockService implements LockService {
         },
         request,
       );
+      if (
+        engagesAfresh(
+          step,
+          tickets.some((t) => t.requester === request.requester),
+        )
+      ) {
+        const elsewhere = this.sql.engagedElsewhere.get({
+          requester: request.requester,
+          key: request.key,
+          now,
+        });
+        step = withinRequesterLimit(step, elsewhere as number, this.maxKeysPerRequester);
+      }
       if (step.kind === 'return-existing') return { granted: true, lease: leaseOf(row!) };
       if (step.kind === 'grant') {
         const token = this.sql.nextToken.get(request.key) as bigint;

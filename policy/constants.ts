@@ -104,6 +104,14 @@ export const IDLE_KEY_RETENTION_MS = 60_000;
  */
 export const DEFAULT_MAX_WAITERS_PER_KEY = 50_000;
 
+/**
+ * Most keys one requester name may hold or wait for at once (a lock service's maxKeysPerRequester,
+ * unless configured otherwise): a grant or a first ticket beyond them is denied REQUESTER_LIMIT. A
+ * session's requester is its own name on one key, so this bounds the sessions a caller runs under
+ * one name, which a runaway loop would otherwise grow without end.
+ */
+export const DEFAULT_MAX_KEYS_PER_REQUESTER = 10_000;
+
 /** Most records one forgetIdleKeys call drops: a sweep stays short however much is waiting to go. */
 export const FORGET_IDLE_BATCH = 2_000;
 

@@ -1,5 +1,6 @@
-// A key's queue has a bound: a newcomer beyond it is denied QUEUE_FULL and takes no ticket, on every
-// backend, while those already queued keep their places.
+// The lock service's bounds, on every backend: a key's queue takes a bounded number of tickets
+// (QUEUE_FULL beyond), and a requester name holds or waits for a bounded number of keys
+// (REQUESTER_LIMIT beyond); neither refuses a waiter already queued or a holder asking again.
 import type { LockService } from '../locks/lockService';
 import { openLockService } from '../locks/openLockService';
 import type { AcquireAttempt } from '../policy/lockContract/lockSchemas';
@@ -7,6 +8,7 @@ import { backendHarnesses } from './support/lockBackends';
 import { unique } from '../devkit/tempFiles';
 
 const MAX_WAITERS = 3;
+const MAX_KEYS = 2;
 
 function denialOf(attempt: AcquireAttempt) {
   if (attempt.granted) throw new Error(`expected a denial, got token ${attempt.lease.token}`);
@@ -16,7 +18,10 @@ function denialOf(attempt: AcquireAttempt) {
 describe.each(backendHarnesses())('the queue bound on $name', (harness) => {
   let locks: LockService;
   beforeAll(async () => {
-    locks = await openLockService(harness.url, { maxWaitersPerKey: MAX_WAITERS });
+    locks = await openLockService(harness.url, {
+      maxWaitersPerKey: MAX_WAITERS,
+      maxKeysPerRequester: MAX_KEYS,
+    });
   });
   afterAll(() => locks?.close());
 
@@ -39,5 +44,30 @@ describe.each(backendHarnesses())('the queue bound on $name', (harness) => {
     expect(denialOf(await ask('w4'))).toMatchObject({ code: 'HELD', position: 3 });
     if (holder.granted) await locks.release(holder.lease);
     for (const w of ['w2', 'w3', 'w4']) await locks.leave({ key, requester: w });
+  });
+
+  it(`[${harness.name}] denies a requester on more than maxKeysPerRequester keys REQUESTER_LIMIT, a grant and a ticket alike`, async () => {
+    const requester = unique('busy');
+    const [k1, k2, k3, k4] = [1, 2, 3, 4].map((i) => unique(`${harness.name}-per-requester-${i}`));
+    const ask = (key: string, who = requester) => locks.tryAcquire({ key, requester: who, ttlMs: 30_000 });
+    const held = await ask(k1!); // holds k1
+    await ask(k2!, 'other'); // k2 held by another: the requester queues there
+    expect(denialOf(await ask(k2!)).code).toBe('HELD');
+    // Two keys engaged: a free key is refused, and so is a place in another queue.
+    expect(denialOf(await ask(k3!))).toMatchObject({ code: 'REQUESTER_LIMIT', position: null });
+    await ask(k4!, 'other');
+    expect(denialOf(await ask(k4!)).code).toBe('REQUESTER_LIMIT');
+    expect((await locks.inspect(k4!)).waiters).toEqual([]);
+    // What it has already goes on: its queued place refreshes, its lease is its own.
+    expect(denialOf(await ask(k2!))).toMatchObject({ code: 'HELD', position: 1 });
+    if (held.granted) {
+      expect(await ask(k1!)).toMatchObject({ granted: true, lease: { token: held.lease.token } });
+      // Released, k1 no longer counts: k3 is granted.
+      await locks.release(held.lease);
+    }
+    const third = await ask(k3!);
+    expect(third.granted).toBe(true);
+    if (third.granted) await locks.release(third.lease);
+    await locks.leave({ key: k2!, requester });
   });
 });

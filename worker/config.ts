@@ -8,6 +8,7 @@ import {
   MAX_QUEUE_SWEEP_MS,
   DEFAULT_ISOLATE_EXECUTION_TIMEOUT_MS,
   DEFAULT_MAX_CACHED_WORKFLOWS,
+  DEFAULT_MAX_KEYS_PER_REQUESTER,
   DEFAULT_MAX_WAITERS_PER_KEY,
   DEFAULT_TASK_QUEUE,
   IDLE_KEY_RETENTION_MS,
@@ -56,6 +57,13 @@ const workerConfigSchema = z.object({
     .min(1)
     .max(1_000_000)
     .default(DEFAULT_MAX_WAITERS_PER_KEY),
+  // A requester name holding or waiting for this many keys is denied REQUESTER_LIMIT on another.
+  LOCKWARDEN_MAX_KEYS_PER_REQUESTER: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(DEFAULT_MAX_KEYS_PER_REQUESTER),
   LOCKWARDEN_MAX_HOLD_MS: z.coerce
     .number()
     .int()
@@ -134,7 +142,7 @@ export interface WorkerConfig {
   lockServiceUrl: string;
   lockMaxTtlMs: number;
   /** What the lock service keeps of idle keys, and how many waiters a key takes. */
-  lockLimits: { idleKeyRetentionMs: number; maxWaitersPerKey: number };
+  lockLimits: { idleKeyRetentionMs: number; maxWaitersPerKey: number; maxKeysPerRequester: number };
   /** The longest hold limit and holder TTL a request may ask for. */
   holdLimits: OperatorHoldLimits;
   /** Refuse a constraint in no known form (LOCKWARDEN_STRICT_CONSTRAINTS); otherwise it is advisory. */
@@ -175,6 +183,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     lockLimits: {
       idleKeyRetentionMs: c.LOCKWARDEN_IDLE_KEY_RETENTION_MS,
       maxWaitersPerKey: c.LOCKWARDEN_MAX_WAITERS_PER_KEY,
+      maxKeysPerRequester: c.LOCKWARDEN_MAX_KEYS_PER_REQUESTER,
     },
     holdLimits: { maxHoldMs: c.LOCKWARDEN_MAX_HOLD_MS, maxHolderTtlMs: c.LOCKWARDEN_MAX_HOLDER_TTL_MS },
     strictConstraints: c.LOCKWARDEN_STRICT_CONSTRAINTS === 'true',

@@ -17,6 +17,7 @@ export const DENIAL_CODES = {
   INVALID_REQUEST: 'request rejected as invalid',
   CREDENTIALS_REFUSED: "lock service refused the worker's credentials or permissions",
   QUEUE_FULL: "the key's queue is full: no ticket was taken",
+  REQUESTER_LIMIT: 'the requester holds or waits for as many keys as the lock service allows',
 } as const;
 export type DenialCode = keyof typeof DENIAL_CODES;
 

@@ -50,7 +50,9 @@ export async function recordsNaming(url: string, key: string): Promise<number> {
     try {
       const names = await client.getAll().prefix('lockwarden/').keys();
       const encoded = encodeURIComponent(key);
-      return names.filter((name) => name.split('/')[2] === encoded).length;
+      // lockwarden/<kind>/<key>[/...], and lockwarden/requester/<requester>/<key>.
+      const names_ = names.map((name) => name.split('/'));
+      return names_.filter((p) => (p[1] === 'requester' ? p[3] : p[2]) === encoded).length;
     } finally {
       client.close();
     }

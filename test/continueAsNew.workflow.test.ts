@@ -11,6 +11,8 @@ import {
   stateOf,
 } from '../client/lockwardenClient';
 import { requestRelease } from '../temporal/messages';
+import type { LockService } from '../locks/lockService';
+import type { Lease } from '../policy/lockContract/lockSchemas';
 import { activitySummaries } from '../devkit/history';
 import { freshSqliteLockService, silentLog, unique, withWorker } from './support/temporalFixture';
 import { waitFor } from './support/waitFor';
@@ -105,9 +107,7 @@ describe('long sessions', () => {
         expect(deadlines.size).toBeGreaterThanOrEqual(10);
         expect((await handle.describe()).historyLength).toBe(eventsAtFirst);
         expect(await runsOf(session.workflowId)).toBe(1);
-        expect(await release(env.client, lease)).toMatchObject({ ok: true });
-        expect(await session.result()).toMatchObject({ status: 'released', lease: { token: lease.token } });
-        expect((await locks.inspect(key)).holder).toBeNull();
+        await expectReleasedBy(env.client, session, lease, locks);
       });
     } finally {
       await locks.close();
@@ -227,10 +227,7 @@ describe('long sessions', () => {
         await new Promise((r) => setTimeout(r, 2_500));
         expect(await locks.inspect(key)).toMatchObject({ holder: 'job', token: lease.token });
         expect((await locks.inspect(key)).leaseUntil!).toBeGreaterThan(before + 1_000);
-        // The caller's release follows the session to its latest run.
-        expect(await release(env.client, lease)).toMatchObject({ ok: true });
-        expect(await session.result()).toMatchObject({ status: 'released', lease: { token: lease.token } });
-        expect((await locks.inspect(key)).holder).toBeNull();
+        await expectReleasedBy(env.client, session, lease, locks);
       });
     } finally {
       await locks.close();
@@ -271,6 +268,18 @@ describe('long sessions', () => {
     const news = await awaitLeaseOf(env.client, workflowId);
     if (news.status !== 'acquired') throw new Error(`expected a lease, the session ${news.status}`);
     return { lease: news.lease };
+  }
+
+  // The caller's release (following the session to its latest run), fenced, and the key free after.
+  async function expectReleasedBy(
+    client: typeof env.client,
+    session: { result(): Promise<unknown> },
+    lease: Lease,
+    locks: LockService,
+  ): Promise<void> {
+    expect(await release(client, lease)).toMatchObject({ ok: true });
+    expect(await session.result()).toMatchObject({ status: 'released', lease: { token: lease.token } });
+    expect((await locks.inspect(lease.key)).holder).toBeNull();
   }
 
   async function runsOf(workflowId: string): Promise<number> {

@@ -180,6 +180,12 @@ export function createLockActivities({
       if (by === 'session') keepers.quiet(lease);
       const target: FencedTarget = { key: lease.key, holder: lease.holder, token: lease.token };
       const result = await nonRetryableOnBadInput(() => locks.release(target));
+      if (by === 'session' && (await releasedBefore(target, result))) {
+        // This release ran before, in a workflow task the server then refused (a signal arrived as
+        // the session completed): the key is free at the newest token, ours, so it was our release.
+        log.info({ event: 'lock.release-repeated', key: lease.key, token: lease.token }, 'released already');
+        return { ok: true, serviceTime: result.serviceTime };
+      }
       logLeaseAction(log, locks.backend, 'release', lease, result);
       if (by === 'operator') {
         // Taking a lease from its holder is an operator's act: said so, with why, and counted.
@@ -194,6 +200,17 @@ export function createLockActivities({
       return result;
     },
   };
+
+  /**
+   * Whether a release refused as not-holder was this lease's own, made before: the key has no holder
+   * and the service's newest token for it is this lease's (only a fenced release by that token frees
+   * a key and leaves it so; an expiry leaves the holder in place, or the key forgotten).
+   */
+  async function releasedBefore(target: FencedTarget, result: FencedActionResult): Promise<boolean> {
+    if (result.ok || result.reason !== 'not-holder') return false;
+    const record = await locks.inspect(target.key);
+    return record.holder === null && record.lastToken === target.token;
+  }
 
   // After a release, the key goes to the head of its queue: a waiter a later arrival overtook is told
   // first (the fairness monitor), then the head is woken.

@@ -10,7 +10,8 @@
 // Every `--sample-seconds` it samples the lock service's storage (SQLite file and WAL, Redis memory
 // and keys, PostgreSQL table and index sizes, etcd's database in use), one sweep's lock-service work
 // timed (leasesRunningLow, stalledQueues, forgetIdleKeys), this process's RSS (worker and load
-// generator) and the escalation store's bytes. Writes bench/results/soak.{md,json} and soak.svg.
+// generator) and the escalation store's bytes. Writes bench/results/soak-<backend>.json per backend,
+// then soak.md and soak.svg from every backend's latest run (`--report` writes only those two).
 // `bench/soak.ts --sweep-cost` measures instead what one sweep reads after 10^3, 10^4 and 10^5 keys
 // used once, before and after they are forgotten (bench/sweepCost.ts).
 import fs from 'node:fs';
@@ -42,6 +43,7 @@ const options = new Command('soak')
   .option('--distinct-keys <n>', 'keys used once each, over the run', wholeNumber(0), 100_000)
   .option('--contended-keys <n>', 'keys two sessions contend for all along', wholeNumber(1), 100)
   .option('--sweep-cost', 'measure one sweep after 10^3, 10^4 and 10^5 keys used once instead')
+  .option('--report', "write soak.md and soak.svg from each backend's latest run, and run nothing")
   .parse()
   .opts<{
     backends: Backend[];
@@ -50,6 +52,7 @@ const options = new Command('soak')
     distinctKeys: number;
     contendedKeys: number;
     sweepCost?: boolean;
+    report?: boolean;
   }>();
 
 const HOLD_MS = 5_000;
@@ -103,7 +106,10 @@ async function oneHold(client: Client, taskQueue: string, key: string, count: { 
   count.n++;
 }
 
-/** Every ESCALATE_EVERY_MS, a session that escalates at once on a held key, answered by an operator. */
+/**
+ * Every ESCALATE_EVERY_MS, a session that escalates at once on `key` (held all along by the soak
+ * itself, so the session is denied), answered by an operator.
+ */
 async function escalate(client: Client, taskQueue: string, key: string, until: number, count: { n: number }) {
   while (Date.now() + ESCALATE_EVERY_MS < until) {
     await delay(ESCALATE_EVERY_MS);
@@ -164,11 +170,19 @@ async function soakOne(backend: Backend, client: Client, env: Awaited<ReturnType
     [storeFile, `${storeFile}.1`].reduce((sum, f) => sum + (fs.existsSync(f) ? fs.statSync(f).size : 0), 0);
   await worker.runUntil(async () => {
     const keys = Array.from({ length: options.contendedKeys }, (_, i) => `soak-${backend}-hot-${i}`);
+    // Held by the soak for the whole run, straight at the lock service: every escalating session is
+    // denied there, escalates, and is answered.
+    const escalationKey = unique(`soak-${backend}-escalations`);
+    const blocker = await locks.tryAcquire({
+      key: escalationKey,
+      requester: 'soak-blocker',
+      ttlMs: (options.minutes + 5) * 60_000,
+    });
     // A load loop that fails is reported and counted, and the soak goes on with the others.
     const failed: string[] = [];
     const load = [
       ...keys.flatMap((key) => [1, 2].map(() => contend(client, taskQueue, key, until, handoffs))),
-      escalate(client, taskQueue, keys[0]!, until, escalated),
+      escalate(client, taskQueue, escalationKey, until, escalated),
       useOnce(locks, options.distinctKeys, until, usedOnce),
     ].map((loop) =>
       loop.catch((error: unknown) => {
@@ -193,19 +207,29 @@ async function soakOne(backend: Backend, client: Client, env: Awaited<ReturnType
       samples.push(sample);
       console.log(`${backend} ${JSON.stringify(sample)}`);
     }
-    await Promise.all(load);
+    // Sessions still waiting at the end are left to their budget: the next backend does not wait.
+    await Promise.race([Promise.all(load), delay(60_000)]);
     if (failed.length) console.error(`${backend}: ${failed.length} load loops failed`);
+    if (blocker.granted) await locks.release(blocker.lease);
   });
   await locks.close();
   return samples;
 }
 
-function table(backend: Backend, samples: Sample[]): string {
+/** What one backend's soak wrote: its run's size and its samples. */
+interface SoakRun {
+  minutes: number;
+  distinctKeys: number;
+  samples: Sample[];
+}
+
+function table(backend: Backend, run: SoakRun): string {
+  const { samples } = run;
   const warm = samples[Math.floor(samples.length / 4)] ?? samples[0]!;
   const last = samples[samples.length - 1]!;
   const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}×` : 'n/a');
   return [
-    `### ${backend}: ${options.minutes} min, ${last.keysUsedOnce} keys used once, ${last.handoffs} hand-offs, ${last.escalations} escalations`,
+    `### ${backend}: \`--minutes ${run.minutes} --distinct-keys ${run.distinctKeys}\`: ${last.keysUsedOnce} keys used once, ${last.handoffs} hand-offs, ${last.escalations} escalations`,
     '',
     '| minute | storage | sweep | RSS | escalation store | keys used once |',
     '|---|---|---|---|---|---|',
@@ -223,40 +247,49 @@ function table(backend: Backend, samples: Sample[]): string {
   ].join('\n');
 }
 
+const runFile = (backend: Backend) => path.join(RESULTS, `soak-${backend}.json`);
+
+/**
+ * The report of every backend's latest run (results/soak-<backend>.json): soak.md, and soak.svg with
+ * each backend's storage against its own quarter mark (a flat line at 1 is storage that follows the
+ * keys in use, while the keys used once keep rising).
+ */
+function report(): void {
+  const runs = BACKENDS.filter((b) => fs.existsSync(runFile(b))).map(
+    (b) => [b, JSON.parse(fs.readFileSync(runFile(b), 'utf8')) as SoakRun] as const,
+  );
+  const md = [`Soak (report of ${new Date().toISOString()})`, ...runs.map(([b, run]) => table(b, run))].join(
+    '\n\n',
+  );
+  console.log(`\n${md}`);
+  fs.writeFileSync(path.join(RESULTS, 'soak.md'), `${md}\n`);
+  const series = runs.map(([b, { samples }]) => {
+    const warm = samples[Math.floor(samples.length / 4)] ?? samples[0]!;
+    return { name: b, points: samples.map((x) => ({ x: x.minute, y: x.storageBytes / warm.storageBytes })) };
+  });
+  const title = 'Lock service storage during the soak';
+  fs.writeFileSync(
+    path.join(RESULTS, 'soak.svg'),
+    lineChart(title, 'minute', 'storage ÷ at the quarter mark', series, 2, true),
+  );
+}
+
 async function main(): Promise<void> {
+  if (options.report) return report();
   startServers();
   if (options.sweepCost) return sweepCost(options.backends);
   installQuietRuntime();
   const env = await connectTestEnv();
-  const results: Record<string, Sample[]> = {};
   try {
-    for (const backend of options.backends) results[backend] = await soakOne(backend, env.client, env);
+    for (const backend of options.backends) {
+      const samples = await soakOne(backend, env.client, env);
+      const run: SoakRun = { minutes: options.minutes, distinctKeys: options.distinctKeys, samples };
+      fs.writeFileSync(runFile(backend), `${JSON.stringify(run, null, 2)}\n`);
+    }
   } finally {
     await env.teardown();
   }
-  const md = [
-    `Soak (${new Date().toISOString()}): \`npx tsx bench/soak.ts --minutes ${options.minutes} --distinct-keys ${options.distinctKeys}\``,
-    '',
-    ...Object.entries(results).map(([b, s]) => table(b as Backend, s)),
-  ].join('\n\n');
-  console.log(`\n${md}`);
-  fs.writeFileSync(path.join(RESULTS, 'soak.md'), `${md}\n`);
-  fs.writeFileSync(path.join(RESULTS, 'soak.json'), `${JSON.stringify(results, null, 2)}\n`);
-  // Storage, each backend against its own quarter mark: a flat line at 1 is storage that follows the
-  // keys in use, while the keys used once keep rising.
-  const series = Object.entries(results).map(([b, s]) => {
-    const warm = s[Math.floor(s.length / 4)] ?? s[0]!;
-    return { name: b, points: s.map((x) => ({ x: x.minute, y: x.storageBytes / warm.storageBytes })) };
-  });
-  const chart = lineChart(
-    'Lock service storage during the soak',
-    'minute',
-    'storage ÷ at the quarter mark',
-    series,
-    2,
-    true,
-  );
-  fs.writeFileSync(path.join(RESULTS, 'soak.svg'), chart);
+  report();
 }
 
 main().then(

@@ -32,6 +32,7 @@ import { createLockwardenWorker, WORKFLOWS_PATH } from '../worker/createWorker';
 import { wholeNumber } from './cliArgs';
 import { type Backend, BACKENDS, lockUrlOf, startServers, storageOf } from './soakStorage';
 import { sweepCost } from './sweepCost';
+import { median } from './stats';
 import { lineChart } from './svgChart';
 
 const options = new Command('soak')
@@ -225,9 +226,13 @@ interface SoakRun {
 
 function table(backend: Backend, run: SoakRun): string {
   const { samples } = run;
-  const warm = samples[Math.floor(samples.length / 4)] ?? samples[0]!;
   const last = samples[samples.length - 1]!;
   const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}×` : 'n/a');
+  // Medians of the second quarter (warmed up) and of the last quarter: one sample is noisy.
+  const q = Math.max(1, Math.floor(samples.length / 4));
+  const [warmed, late] = [samples.slice(q, 2 * q), samples.slice(-q)];
+  const med = (part: Sample[], of: (s: Sample) => number) => median(part.map(of));
+  const compare = (of: (s: Sample) => number) => ratio(med(late, of), med(warmed, of));
   return [
     `### ${backend}: \`--minutes ${run.minutes} --distinct-keys ${run.distinctKeys}\`: ${last.keysUsedOnce} keys used once, ${last.handoffs} hand-offs, ${last.escalations} escalations`,
     '',
@@ -240,10 +245,11 @@ function table(backend: Backend, run: SoakRun): string {
           `| ${s.minute} | ${(s.storageBytes / 1024).toFixed(0)} KiB (${s.storageDetail}) | ${s.sweepMs.toFixed(1)} ms | ${s.rssMiB} MiB | ${(s.escalationStoreBytes / 1024).toFixed(0)} KiB | ${s.keysUsedOnce} |`,
       ),
     '',
-    `End against the quarter mark (minute ${warm.minute}): storage ${ratio(last.storageBytes, warm.storageBytes)}, ` +
-      `sweep ${ratio(last.sweepMs, warm.sweepMs)}, RSS ${ratio(last.rssMiB, warm.rssMiB)}, ` +
-      `escalation store ${ratio(last.escalationStoreBytes, warm.escalationStoreBytes)}; keys used once ` +
-      `${ratio(last.keysUsedOnce, warm.keysUsedOnce)}.`,
+    `Last quarter against the second (medians, minutes ${warmed[0]!.minute}-${warmed[warmed.length - 1]!.minute} and ` +
+      `${late[0]!.minute}-${last.minute}): storage ${compare((x) => x.storageBytes)}, sweep ` +
+      `${compare((x) => x.sweepMs)} (${med(warmed, (x) => x.sweepMs).toFixed(1)} and ${med(late, (x) => x.sweepMs).toFixed(1)} ms), ` +
+      `RSS ${compare((x) => x.rssMiB)}, escalation store ${compare((x) => x.escalationStoreBytes)}; ` +
+      `keys used once ${compare((x) => x.keysUsedOnce)}.`,
   ].join('\n');
 }
 

@@ -105,6 +105,7 @@ export class EtcdLockService implements LockService {
   private readonly client: Etcd3;
   private readonly maxTtlMs: number;
   private readonly rangePage: number;
+  /** Seconds a released key's token marker is kept; 0: for ever, as 0.1.0 kept it. */
   private readonly retentionS: number;
   private readonly maxWaitersPerKey: number;
   private readonly maxKeysPerRequester: number;
@@ -117,10 +118,8 @@ export class EtcdLockService implements LockService {
     this.rangePage = options.rangePage ?? RANGE_PAGE;
     this.maxWaitersPerKey = options.maxWaitersPerKey ?? DEFAULT_MAX_WAITERS_PER_KEY;
     this.maxKeysPerRequester = options.maxKeysPerRequester ?? DEFAULT_MAX_KEYS_PER_REQUESTER;
-    this.retentionS = Math.max(
-      ETCD_MIN_TTL_S,
-      Math.ceil((options.idleKeyRetentionMs ?? IDLE_KEY_RETENTION_MS) / 1000),
-    );
+    const retentionMs = options.idleKeyRetentionMs ?? IDLE_KEY_RETENTION_MS;
+    this.retentionS = retentionMs === 0 ? 0 : Math.max(ETCD_MIN_TTL_S, Math.ceil(retentionMs / 1000));
   }
 
   async tryAcquire(input: TryAcquireRequest): Promise<AcquireAttempt> {
@@ -181,20 +180,29 @@ export class EtcdLockService implements LockService {
     const refusal = this.checkOwner(current, target, now);
     if (refusal) return refusal;
     const leaseKey = leaseKeyOf(target.key);
-    const release = async (retentionLease: string) =>
+    const release = async (retentionLease: string | null) =>
       this.client
         .if(leaseKey, 'Mod', '==', current!.kv.mod_revision)
         .then(
           this.client.delete().key(leaseKey),
-          // Rewritten here, so its revision moves on: the token goes in its value.
-          this.client.put(tokenMarkerOf(target.key)).value(current!.kv.create_revision).lease(retentionLease),
+          // Rewritten here, so its revision moves on: the token goes in its value. With every key
+          // kept for ever (no retention lease), the grant's marker stays as 0.1.0 left it.
+          ...(retentionLease === null
+            ? []
+            : [
+                this.client
+                  .put(tokenMarkerOf(target.key))
+                  .value(current!.kv.create_revision)
+                  .lease(retentionLease),
+              ]),
         )
         .commit();
+    const retained = async () => (this.retentionS === 0 ? null : this.retentionLease());
     // A retention lease that etcd no longer has (its TTL ran out early, etcd restarted) is taken anew.
-    const txn = await release(await this.retentionLease()).catch(async (error: unknown) => {
+    const txn = await release(await retained()).catch(async (error: unknown) => {
       if (!/lease not found/i.test(String(error))) throw error;
       this.retention = null;
-      return release(await this.retentionLease());
+      return release(await retained());
     });
     if (!txn.succeeded) return { ok: false, reason: 'stale-token', serviceTime: now };
     await this.client.leaseClient.leaseRevoke({ ID: current!.kv.lease }).catch(() => undefined);
@@ -361,7 +369,9 @@ export class EtcdLockService implements LockService {
         .if(leaseKey, 'Create', '==', 0)
         .then(
           this.client.put(leaseKey).value(JSON.stringify(value)).lease(ID),
-          this.client.put(tokenMarkerOf(request.key)).value('').lease(ID),
+          this.retentionS === 0
+            ? this.client.put(tokenMarkerOf(request.key)).value('')
+            : this.client.put(tokenMarkerOf(request.key)).value('').lease(ID),
           this.client.put(requesterMarkOf(request.requester, request.key)).value('').lease(ID),
           this.client.delete().key(ticketKeyOf(request.key, request.requester)),
         )

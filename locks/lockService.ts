@@ -57,7 +57,10 @@ export interface StalledQueue {
 export interface LockServiceLimits {
   /** Longest TTL the service grants. */
   maxTtlMs?: number;
-  /** How long a key with no lease and no ticket is kept before forgetIdleKeys drops it. */
+  /**
+   * How long a key with no lease and no ticket is kept before forgetIdleKeys drops it; 0 keeps every
+   * key for ever, as 0.1.0 did (its workers count tokens per key: run so while any of them runs).
+   */
   idleKeyRetentionMs?: number;
   /** Most live tickets one key's queue takes (DEFAULT_MAX_WAITERS_PER_KEY); beyond, QUEUE_FULL. */
   maxWaitersPerKey?: number;

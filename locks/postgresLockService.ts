@@ -334,6 +334,8 @@ export class PostgresLockService implements LockService {
          ORDER BY expires_at_ms LIMIT $1 FOR UPDATE SKIP LOCKED)`,
       [FORGET_IDLE_BATCH],
     );
+    // A retention of 0 keeps every key (0.1.0's workers, counting tokens per key, may still run).
+    if (this.idleKeyRetentionMs === 0) return tickets.rowCount ?? 0;
     const keys = await this.pool.query(
       `WITH t AS (SELECT ${SERVICE_NOW} AS now),
        idle AS (SELECT key FROM lockwarden_leases, t WHERE lease_until_ms <= t.now - $1::bigint

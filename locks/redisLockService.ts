@@ -292,8 +292,12 @@ export class RedisLockService implements LockService {
     await this.client.quit();
   }
 
-  /** Moves a store written by 0.1.0 onto the indexes and the one token counter, a batch at a time. */
+  /**
+   * Moves a store written by 0.1.0 onto the indexes and the one token counter, a batch at a time;
+   * not while keys are kept for ever (retention 0: 0.1.0's workers, still running, read its set).
+   */
   private async migrateKeySet(): Promise<void> {
+    if (this.retentionMs === 0) return;
     const step = [KEY_SET_OF_0_1, HELD, QUEUED, TOKEN_SEQ];
     const args = [String(this.retentionMs), String(FORGET_IDLE_BATCH)];
     while (

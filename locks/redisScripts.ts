@@ -8,7 +8,8 @@
 // when each waiter took its place `lockwarden:waiter-since:K`; the hash of each waiter's owner
 // (tryAcquire's `owner`) `lockwarden:waiter-owner:K`. A lease's owner is its hash's `owner` field ('' for none).
 // Every per-key Redis key carries an expiry a retention (ARGV) past the end of what it holds (the
-// lease's deadline, the newest ticket's), so an idle key's records go by themselves.
+// lease's deadline, the newest ticket's), so an idle key's records go by themselves; a retention of
+// 0 sets none (0.1.0's keeping, while its workers still count tokens per key).
 // Global: the token counter `lockwarden:token-seq` (every grant draws from it, so a key's records
 // can go), the arrival counter `lockwarden:waiter-seq`, and two indexes the sweeps read instead of
 // every key ever used: `lockwarden:held` (K scored by its lease's deadline) and `lockwarden:queued`
@@ -67,6 +68,7 @@ local queued = ARGV[4] ~= 'no-starvation-guarantee'
 local rank = redis.call('ZRANK', KEYS[3], ARGV[2])
 local others = redis.call('ZCARD', KEYS[3]) - (rank and 1 or 0)
 local retention = tonumber(ARGV[8])
+local function expireAt(k, at) if retention > 0 then redis.call('PEXPIREAT', k, at) end end
 if not live and ((not queued) or others == 0 or rank == 0) then
   if not rank and requesterFull() then return {'denied', 'REQUESTER_LIMIT', false, false, others, false, now} end
   -- Above the counter, and above the key's own newest (0.1.0 counted per key, and may be ahead).
@@ -77,9 +79,10 @@ if not live and ((not queued) or others == 0 or rank == 0) then
     redis.call('SET', KEYS[10], newToken)
   end
   local newUntil = now + tonumber(ARGV[3])
-  redis.call('SET', KEYS[2], newToken, 'PXAT', newUntil + retention)
+  redis.call('SET', KEYS[2], newToken)
+  expireAt(KEYS[2], newUntil + retention)
   redis.call('HSET', KEYS[1], 'holder', ARGV[2], 'token', newToken, 'ttl', ARGV[3], 'until', newUntil, 'granted', now, 'owner', ARGV[7])
-  redis.call('PEXPIREAT', KEYS[1], newUntil + retention)
+  expireAt(KEYS[1], newUntil + retention)
   redis.call('ZADD', KEYS[5], newUntil, ARGV[1])
   engaged(newUntil, nil)
   redis.call('ZREM', KEYS[3], ARGV[2])
@@ -110,7 +113,7 @@ if queued then
   -- The queue's records last a retention past its newest ticket.
   redis.call('ZADD', KEYS[9], 'GT', now + tonumber(ARGV[6]), ARGV[1])
   local keepUntil = tonumber(redis.call('ZSCORE', KEYS[9], ARGV[1])) + retention
-  for _, q in ipairs({KEYS[3], KEYS[4], sinceKey, ownerKey}) do redis.call('PEXPIREAT', q, keepUntil) end
+  for _, q in ipairs({KEYS[3], KEYS[4], sinceKey, ownerKey}) do expireAt(q, keepUntil) end
   position = redis.call('ZRANK', KEYS[3], ARGV[2]) + 1
 end
 if live then
@@ -134,8 +137,10 @@ export const RENEW = `${CHECK_OWNER}
 if tonumber(lease[3]) <= now then return {'refused', 'expired', now} end
 local newUntil = now + tonumber(lease[4])
 redis.call('HSET', KEYS[1], 'until', newUntil)
-redis.call('PEXPIREAT', KEYS[1], newUntil + tonumber(ARGV[4]))
-redis.call('PEXPIREAT', KEYS[2], newUntil + tonumber(ARGV[4]))
+if tonumber(ARGV[4]) > 0 then
+  redis.call('PEXPIREAT', KEYS[1], newUntil + tonumber(ARGV[4]))
+  redis.call('PEXPIREAT', KEYS[2], newUntil + tonumber(ARGV[4]))
+end
 redis.call('ZADD', KEYS[3], newUntil, ARGV[3])
 redis.call('ZADD', KEYS[4], newUntil, ARGV[3])
 if redis.call('PEXPIRETIME', KEYS[4]) < newUntil + tonumber(ARGV[4]) then
@@ -153,7 +158,7 @@ if tonumber(lease[3]) <= now then return {'refused', 'expired', now} end
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[3], ARGV[3])
 redis.call('ZREM', KEYS[4], ARGV[3])
-redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[4]))
+if tonumber(ARGV[4]) > 0 then redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[4])) end
 return {'ok', false, now}
 `;
 

@@ -334,6 +334,8 @@ export class SqliteLockService implements LockService {
     return this.immediate(() => {
       const now = this.now();
       const tickets = this.sql.dropExpiredTickets.run(now).changes;
+      // A retention of 0 keeps every key (0.1.0's workers, counting tokens per key, may still run).
+      if (this.idleKeyRetentionMs === 0) return tickets;
       const cutoff = now - this.idleKeyRetentionMs;
       return tickets + this.sql.forgetIdle.run({ cutoff, now, batch: FORGET_IDLE_BATCH }).changes;
     });

@@ -72,3 +72,24 @@ describe.each(backendHarnesses())('idle keys on $name', (harness) => {
     await locks.release(head);
   }, 30_000);
 });
+
+// While 0.1.0's workers run beside 0.2.0's they count tokens per key, from 1 for a key with no
+// record: a retention of 0 keeps every key, so none of them ever meets a forgotten key.
+describe.each(backendHarnesses())('keeping every key (retention 0) on $name', (harness) => {
+  let locks: LockService;
+  beforeAll(async () => {
+    locks = await openLockService(harness.url, { idleKeyRetentionMs: 0 });
+  });
+  afterAll(() => locks?.close());
+
+  it(`[${harness.name}] forgets no released key, however long it is idle, and keeps its newest token`, async () => {
+    const key = unique(`${harness.name}-kept`);
+    const held = granted(await locks.tryAcquire({ key, requester: 'a', ttlMs: 30_000 }));
+    await locks.release(held);
+    // Past the shortest retention any backend has (etcd's lessor looks every 500 ms).
+    await delay(harness.backend === 'etcd' ? 3_500 : 500);
+    await locks.forgetIdleKeys();
+    expect((await locks.inspect(key)).lastToken).toBe(held.token);
+    expect(await recordsNaming(harness.url, key)).toBeGreaterThan(0);
+  }, 30_000);
+});

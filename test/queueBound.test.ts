@@ -27,23 +27,25 @@ describe.each(backendHarnesses())('the queue bound on $name', (harness) => {
 
   it(`[${harness.name}] denies a waiter beyond maxWaitersPerKey with QUEUE_FULL and no ticket; the queued keep their places`, async () => {
     const key = unique(`${harness.name}-bounded`);
+    // Names of this run's own: the servers keep other runs' tickets, which count per requester.
+    const [holderName, w1, w2, w3, w4] = ['holder', 'w1', 'w2', 'w3', 'w4'].map((n) => unique(n));
     const ask = (requester: string) => locks.tryAcquire({ key, requester, ttlMs: 30_000 });
-    const holder = await ask('holder');
-    for (const w of ['w1', 'w2', 'w3']) expect(denialOf(await ask(w)).code).toBe('HELD');
-    const refused = denialOf(await ask('w4'));
+    const holder = await ask(holderName!);
+    for (const w of [w1!, w2!, w3!]) expect(denialOf(await ask(w)).code).toBe('HELD');
+    const refused = denialOf(await ask(w4!));
     expect(refused).toMatchObject({
       code: 'QUEUE_FULL',
       position: null,
       waiters: MAX_WAITERS,
-      holder: 'holder',
+      holder: holderName,
     });
-    expect((await locks.inspect(key)).waiters).toEqual(['w1', 'w2', 'w3']);
+    expect((await locks.inspect(key)).waiters).toEqual([w1, w2, w3]);
     // A waiter already queued asks again (its ticket's refresh): still its place, not refused.
-    expect(denialOf(await ask('w3'))).toMatchObject({ code: 'HELD', position: 3 });
-    await locks.leave({ key, requester: 'w1' });
-    expect(denialOf(await ask('w4'))).toMatchObject({ code: 'HELD', position: 3 });
+    expect(denialOf(await ask(w3!))).toMatchObject({ code: 'HELD', position: 3 });
+    await locks.leave({ key, requester: w1! });
+    expect(denialOf(await ask(w4!))).toMatchObject({ code: 'HELD', position: 3 });
     if (holder.granted) await locks.release(holder.lease);
-    for (const w of ['w2', 'w3', 'w4']) await locks.leave({ key, requester: w });
+    for (const w of [w2!, w3!, w4!]) await locks.leave({ key, requester: w });
   });
 
   it(`[${harness.name}] denies a requester on more than maxKeysPerRequester keys REQUESTER_LIMIT, a grant and a ticket alike`, async () => {
@@ -51,11 +53,12 @@ describe.each(backendHarnesses())('the queue bound on $name', (harness) => {
     const [k1, k2, k3, k4] = [1, 2, 3, 4].map((i) => unique(`${harness.name}-per-requester-${i}`));
     const ask = (key: string, who = requester) => locks.tryAcquire({ key, requester: who, ttlMs: 30_000 });
     const held = await ask(k1!); // holds k1
-    await ask(k2!, 'other'); // k2 held by another: the requester queues there
+    const other = unique('other');
+    await ask(k2!, other); // k2 held by another: the requester queues there
     expect(denialOf(await ask(k2!)).code).toBe('HELD');
     // Two keys engaged: a free key is refused, and so is a place in another queue.
     expect(denialOf(await ask(k3!))).toMatchObject({ code: 'REQUESTER_LIMIT', position: null });
-    await ask(k4!, 'other');
+    await ask(k4!, other);
     expect(denialOf(await ask(k4!)).code).toBe('REQUESTER_LIMIT');
     expect((await locks.inspect(k4!)).waiters).toEqual([]);
     // What it has already goes on: its queued place refreshes, its lease is its own.

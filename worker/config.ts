@@ -44,11 +44,13 @@ const workerConfigSchema = z.object({
     .default(10 * 60 * 1000),
   // How long the lock service keeps a key with no lease and no ticket (a key used once) before the
   // sweep has it forgotten: what `lockctl status` shows of a released key's newest token meanwhile.
+  // 0 keeps every key, as 0.1.0 did: while 0.1.0's workers (which count tokens per key) still run.
   LOCKWARDEN_IDLE_KEY_RETENTION_MS: z.coerce
     .number()
     .int()
-    .min(1_000)
+    .min(0)
     .max(24 * 60 * 60 * 1000)
+    .refine((ms) => ms === 0 || ms >= 1_000, 'must be 0 (keep every key) or from 1000 ms')
     .default(IDLE_KEY_RETENTION_MS),
   // A key's queue beyond this many live tickets denies newcomers QUEUE_FULL: a runaway caller's bound.
   LOCKWARDEN_MAX_WAITERS_PER_KEY: z.coerce

@@ -6,7 +6,8 @@
 //   - `--distinct-keys` keys each used once (taken and released), spread over the run, through the
 //     lock service directly: their cost is the lock service's storage and sweeps, not Temporal's;
 //   - an escalation every 10 s (a session with no retry budget on a held key) and its operator's
-//     answer (abandon), which pages on-call into the escalation store (rotated at 16 KiB here).
+//     answer (abandon), which pages on-call into the escalation store (rotated at 16 KiB unless
+//     --store-max-bytes says otherwise).
 // Every `--sample-seconds` it samples the lock service's storage (SQLite file and WAL, Redis memory
 // and keys, PostgreSQL table and index sizes, etcd's database in use), one sweep's lock-service work
 // timed (leasesRunningLow, stalledQueues, forgetIdleKeys), this process's RSS (worker and load
@@ -43,6 +44,8 @@ const options = new Command('soak')
   .option('--sample-seconds <n>', 'seconds between samples', wholeNumber(1), 30)
   .option('--distinct-keys <n>', 'keys used once each, over the run', wholeNumber(0), 100_000)
   .option('--contended-keys <n>', 'keys two sessions contend for all along', wholeNumber(1), 100)
+  // Small by default, so that the store rotates (to <file>.1) within a run and its bound shows.
+  .option('--store-max-bytes <n>', "the escalation store's rotation size", wholeNumber(1024), 16 * 1024)
   .option('--sweep-cost', 'measure one sweep after 10^3, 10^4 and 10^5 keys used once instead')
   .option('--report', "write soak.md and soak.svg from each backend's latest run, and run nothing")
   .parse()
@@ -52,14 +55,13 @@ const options = new Command('soak')
     sampleSeconds: number;
     distinctKeys: number;
     contendedKeys: number;
+    storeMaxBytes: number;
     sweepCost?: boolean;
     report?: boolean;
   }>();
 
 const HOLD_MS = 5_000;
 const ESCALATE_EVERY_MS = 10_000;
-/** Small, so that the store rotates (to <file>.1) within a run: its size is then bounded. */
-const STORE_MAX_BYTES = 16 * 1024;
 const RESULTS = path.join(__dirname, 'results');
 
 interface Sample {
@@ -150,7 +152,7 @@ async function soakOne(backend: Backend, client: Client, env: Awaited<ReturnType
   const lockUrl = backend === 'sqlite' ? `sqlite:${freshSqlitePath()}` : lockUrlOf(backend);
   const locks = await openLockService(lockUrl);
   const storeFile = path.join(path.dirname(freshSqlitePath()), `${unique('soak-escalations')}.jsonl`);
-  const escalations = new FileEscalationStore(storeFile, { maxBytes: STORE_MAX_BYTES });
+  const escalations = new FileEscalationStore(storeFile, { maxBytes: options.storeMaxBytes });
   const taskQueue = unique(`soak-${backend}`);
   const workflowBundle = await bundleWorkflowCode({
     workflowsPath: WORKFLOWS_PATH,
@@ -221,6 +223,8 @@ async function soakOne(backend: Backend, client: Client, env: Awaited<ReturnType
 interface SoakRun {
   minutes: number;
   distinctKeys: number;
+  /** The escalation store's rotation size (absent in runs from before the flag: 16 KiB). */
+  storeMaxBytes?: number;
   samples: Sample[];
 }
 
@@ -234,7 +238,7 @@ function table(backend: Backend, run: SoakRun): string {
   const med = (part: Sample[], of: (s: Sample) => number) => median(part.map(of));
   const compare = (of: (s: Sample) => number) => ratio(med(late, of), med(warmed, of));
   return [
-    `### ${backend}: \`--minutes ${run.minutes} --distinct-keys ${run.distinctKeys}\`: ${last.keysUsedOnce} keys used once, ${last.handoffs} hand-offs, ${last.escalations} escalations`,
+    `### ${backend}: \`--minutes ${run.minutes} --distinct-keys ${run.distinctKeys} --store-max-bytes ${run.storeMaxBytes ?? 16_384}\`: ${last.keysUsedOnce} keys used once, ${last.handoffs} hand-offs, ${last.escalations} escalations`,
     '',
     '| minute | storage | sweep | RSS | escalation store | keys used once |',
     '|---|---|---|---|---|---|',
@@ -289,7 +293,8 @@ async function main(): Promise<void> {
   try {
     for (const backend of options.backends) {
       const samples = await soakOne(backend, env.client, env);
-      const run: SoakRun = { minutes: options.minutes, distinctKeys: options.distinctKeys, samples };
+      const { minutes, distinctKeys, storeMaxBytes } = options;
+      const run: SoakRun = { minutes, distinctKeys, storeMaxBytes, samples };
       fs.writeFileSync(runFile(backend), `${JSON.stringify(run, null, 2)}\n`);
     }
   } finally {

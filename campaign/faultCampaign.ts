@@ -12,7 +12,7 @@ import { connectTemporal } from '../temporal/closeSafeRetries';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { Command, Option } from 'commander';
 import { quietBundlerLogger } from '../devkit/temporal';
-import { type LeaseKeyEvent, readEtcdLeaseHistory } from '../locks/etcdLeaseHistory';
+import { followEtcdLeaseHistory, type LeaseHistoryFollower } from '../locks/etcdLeaseHistory';
 import { lockServiceUrlSchema } from '../locks/openLockService';
 import { withLockwardenWorkflows } from '../worker/lockwardenPlugin';
 import { type Backend, campaignDirs } from './campaignServers';
@@ -88,6 +88,8 @@ async function main(): Promise<number> {
   });
   fs.writeFileSync(bundlePath, bundle.code);
   const site = options.cluster ? await clusterSite() : await localSite(options.backend, dirs, options.tls);
+  // Followed from before the first worker starts, so every lease change of the run is seen.
+  const serviceOrder = await followServiceOrder(site.lockUrl);
   const resourceTargets = {
     sqlitePath: path.join(dirs.run, 'resource.sqlite'),
     postgresUrl: site.postgresResource,
@@ -202,7 +204,7 @@ async function main(): Promise<number> {
       runsPerSessionId: await runsPerSessionId(client),
       // etcd's lease times are the worker's estimates (docs/lock-services.md): judge its leases by
       // its own order of revisions instead.
-      serviceOrder: await serviceOrderOf(site.lockUrl),
+      serviceOrder: await serviceOrderOf(serviceOrder),
       workerCrashes: pool.crashes,
     });
     const elapsedS = Math.round((Date.now() - started) / 1000);
@@ -256,11 +258,19 @@ async function main(): Promise<number> {
   }
 }
 
-/** The lock service's own order of lease changes, for a service whose reported times are estimates. */
-async function serviceOrderOf(url: string): Promise<LeaseKeyEvent[] | null> {
+/**
+ * Follows the lock service's own order of lease changes, for a service whose reported times are
+ * estimates (etcd); null for the others.
+ */
+async function followServiceOrder(url: string): Promise<LeaseHistoryFollower | null> {
   const target = lockServiceUrlSchema.parse(url);
-  if (target.backend !== 'etcd') return null;
-  const history = await readEtcdLeaseHistory(target);
+  return target.backend === 'etcd' ? followEtcdLeaseHistory(target) : null;
+}
+
+/** Every lease change the follower saw, once etcd has delivered them all. */
+async function serviceOrderOf(follower: LeaseHistoryFollower | null) {
+  if (!follower) return null;
+  const history = await follower.end();
   say(`service order: ${history.length} lease-key changes read from etcd's history`);
   return history;
 }

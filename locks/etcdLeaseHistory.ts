@@ -1,6 +1,6 @@
-// Reads a lease key's changes from etcd's own history, in its order of revisions.
+// Follows lease keys' changes in etcd's own history, in its order of revisions.
 import { randomUUID } from 'node:crypto';
-import { Etcd3, type IKeyValue } from 'etcd3';
+import { Etcd3, type IKeyValue, type Watcher } from 'etcd3';
 import { LEASE_PREFIX, type LeaseValue } from './etcdLockService';
 import { type EtcdTarget, etcdClientOptions } from './lockServiceTls';
 
@@ -18,63 +18,122 @@ export interface LeaseKeyEvent {
   holder: string | null;
 }
 
-/**
- * Every change of every lease key the etcd backend ever made, in revision order, read from etcd's
- * history (a watch from `fromRevision`, 1 by default; the campaign's etcd never compacts). It lets a checker judge
- * leases by the service's order instead of by times that, on etcd, are only the worker's estimates.
- * A sentinel key written after the watch starts marks the end of history: etcd delivers events in
- * revision order, so once the sentinel arrives every earlier change has too.
- */
-export async function readEtcdLeaseHistory(
-  target: Pick<EtcdTarget, 'hosts'> & Partial<EtcdTarget>,
-  { fromRevision = '1', timeoutMs = 60_000 }: { fromRevision?: string; timeoutMs?: number } = {},
-): Promise<LeaseKeyEvent[]> {
-  const client = new Etcd3(etcdClientOptions(target));
-  const sentinel = `lockwarden/history-end/${randomUUID()}`;
-  const events: LeaseKeyEvent[] = [];
-  try {
-    const watcher = await client.watch().prefix('lockwarden/').startRevision(fromRevision).create();
-    try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`etcd lease history: no end of history within ${timeoutMs} ms`)),
-          timeoutMs,
-        );
-        watcher.on('error', (error) => {
-          clearTimeout(timer);
-          reject(error);
-        });
-        watcher.on('put', (kv) => {
-          if (kv.key.toString() === sentinel) {
-            clearTimeout(timer);
-            resolve();
-          } else if (isLeaseKey(kv))
-            events.push(eventOf(kv, kv.create_revision === kv.mod_revision ? 'create' : 'overwrite'));
-        });
-        watcher.on('delete', (kv) => {
-          if (isLeaseKey(kv)) events.push(eventOf(kv, 'delete'));
-        });
-        client.put(sentinel).value('').exec().catch(reject);
-      });
-    } finally {
-      await watcher.cancel();
-    }
-    await client.delete().key(sentinel).exec();
-  } finally {
-    client.close();
-  }
-  return events;
+/** A watch on every lease key from when it began; `end` answers every change it saw, in order. */
+export interface LeaseHistoryFollower {
+  /**
+   * Every change since the follower began, once etcd has delivered all of them, or an error within
+   * `timeoutMs`: a watch etcd cancelled, or no answer. Closes the follower either way.
+   */
+  end(options?: { timeoutMs?: number }): Promise<LeaseKeyEvent[]>;
 }
 
-/** etcd's current revision: a later `readEtcdLeaseHistory` from it reads only what happens next. */
+/**
+ * Starts following every change of every lease key the etcd backend makes from now on (or from
+ * `fromRevision`), for a checker that judges leases by the service's order instead of by times that,
+ * on etcd, are only the worker's estimates.
+ *
+ * The watch is opened at the start and kept, not opened at the end from an old revision: etcd runs
+ * with auto-compaction (scripts/lock-servers.sh, cluster.sh), and a watch from a compacted revision
+ * is cancelled, while a watch already open sees every change however long the run. etcd3 reopens a
+ * watch that a fault broke from the last revision it delivered. `end` writes a sentinel key: etcd
+ * delivers events in revision order, so once the sentinel arrives every earlier change has too.
+ * Every wait is bounded by `timeoutMs`: a cancelled watch is an error, never a hang.
+ */
+export async function followEtcdLeaseHistory(
+  target: Pick<EtcdTarget, 'hosts'> & Partial<EtcdTarget>,
+  { fromRevision, timeoutMs = 60_000 }: { fromRevision?: string; timeoutMs?: number } = {},
+): Promise<LeaseHistoryFollower> {
+  const client = new Etcd3(etcdClientOptions(target));
+  const events: LeaseKeyEvent[] = [];
+  const sentinel = `lockwarden/history-end/${randomUUID()}`;
+  let failure: Error | null = null;
+  let sentinelSeen = (): void => {};
+  let failed = (_: Error): void => {};
+  const builder = client.watch().prefix('lockwarden/');
+  let watcher: Watcher;
+  try {
+    const start = fromRevision ?? String(Number(await currentRevision(client)) + 1);
+    watcher = builder.startRevision(start).watcher();
+    // Listeners before the watch is created: etcd may cancel it in the same breath as creating it.
+    watcher.on('error', (error: Error) => {
+      failure = new Error(`etcd lease history: the watch from revision ${start} failed: ${error.message}`);
+      failed(failure);
+    });
+    watcher.on('put', (kv) => {
+      if (kv.key.toString() === sentinel) sentinelSeen();
+      else if (isLeaseKey(kv))
+        events.push(eventOf(kv, kv.create_revision === kv.mod_revision ? 'create' : 'overwrite'));
+    });
+    watcher.on('delete', (kv) => {
+      if (isLeaseKey(kv)) events.push(eventOf(kv, 'delete'));
+    });
+    await within(timeoutMs, 'no watch created', (resolve, reject) => {
+      if (failure) reject(failure);
+      watcher.once('connected', () => resolve());
+      failed = reject;
+    });
+  } catch (error) {
+    client.close();
+    throw error;
+  }
+
+  return {
+    async end({ timeoutMs: endTimeoutMs = timeoutMs } = {}) {
+      try {
+        await within(endTimeoutMs, 'no end of history', (resolve, reject) => {
+          if (failure) return reject(failure);
+          sentinelSeen = resolve;
+          failed = reject;
+          client.put(sentinel).value('').exec().catch(reject);
+        });
+        await client.delete().key(sentinel).exec();
+        return events;
+      } finally {
+        // A watch etcd cancelled is gone already: cancelling it again would wait for an end that
+        // never comes. Closing the client ends the rest.
+        if (!failure)
+          await within(endTimeoutMs, 'the watch did not close', (resolve) => {
+            watcher.cancel().then(resolve, resolve);
+          }).catch(() => {});
+        client.close();
+      }
+    },
+  };
+}
+
+/** etcd's current revision: a follower from it sees only what happens after. */
 export async function currentEtcdRevision(hosts: string[]): Promise<string> {
   const client = new Etcd3(etcdClientOptions({ hosts }));
   try {
-    const response = await client.kv.range({ key: Buffer.from(LEASE_PREFIX) });
-    return response.header.revision;
+    return await currentRevision(client);
   } finally {
     client.close();
   }
+}
+
+async function currentRevision(client: Etcd3): Promise<string> {
+  return (await client.kv.range({ key: Buffer.from(LEASE_PREFIX) })).header.revision;
+}
+
+/** A promise settled by `body`, or rejected naming `what` after `timeoutMs`. */
+function within(
+  timeoutMs: number,
+  what: string,
+  body: (resolve: () => void, reject: (error: Error) => void) => void,
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`etcd lease history: ${what} within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    const settle =
+      <A extends unknown[]>(f: (...a: A) => void) =>
+      (...a: A) => {
+        clearTimeout(timer);
+        f(...a);
+      };
+    body(settle(resolve), settle(reject));
+  });
 }
 
 const isLeaseKey = (kv: IKeyValue) => kv.key.toString().startsWith(LEASE_PREFIX);

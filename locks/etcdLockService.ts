@@ -1,6 +1,5 @@
 // The etcd backend: a lease key bound to an etcd lease, grants as transactions on its absence.
 import { CorruptLockStateError } from '../policy/errors';
-import { type EventEmitter, once } from 'node:events';
 import { Etcd3, type IKeyValue, Range } from 'etcd3';
 import {
   type AcquireAttempt,
@@ -38,7 +37,7 @@ import {
   DEFAULT_MAX_WAITERS_PER_KEY,
   IDLE_KEY_RETENTION_MS,
 } from '../policy/constants';
-import { etcdClientOptions, type TlsFiles } from './lockServiceTls';
+import { ETCD_CALL_DEADLINE_MS, etcdClientOptions, type TlsFiles } from './lockServiceTls';
 
 /** Options of the etcd backend. */
 interface EtcdLockServiceOptions extends LockServiceLimits {
@@ -475,12 +474,23 @@ export class EtcdLockService implements LockService {
     return Date.now() + Math.max(0, Number(TTL)) * 1000;
   }
 
+  /**
+   * One keep-alive, answered or failed within ETCD_CALL_DEADLINE_MS. etcd3 gives streams no deadline
+   * (its watches live for hours), and a keep-alive on a connection that went silent, or a stream
+   * etcd ended without an answer, would otherwise wait forever, and with it the sweep that asked:
+   * every stalled queue and silent lease after it would go unserved (the cluster campaign's hang).
+   */
   private async keepAliveOnce(leaseId: string): Promise<number> {
-    const stream = await this.client.leaseClient.leaseKeepAlive();
+    const stream = await this.client.leaseClient.leaseKeepAlive({
+      deadline: Date.now() + ETCD_CALL_DEADLINE_MS,
+    });
     try {
-      stream.write({ ID: leaseId });
-      const [response] = (await once(stream as unknown as EventEmitter, 'data')) as [{ TTL: string }];
-      return Number(response.TTL);
+      return await new Promise<number>((resolve, reject) => {
+        stream.on('data', (response: { TTL: string }) => resolve(Number(response.TTL)));
+        stream.on('error', reject);
+        stream.on('end', () => reject(new Error(`etcd ended the keep-alive of lease ${leaseId} unanswered`)));
+        stream.write({ ID: leaseId });
+      });
     } finally {
       stream.end();
     }

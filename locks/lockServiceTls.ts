@@ -82,8 +82,11 @@ export function parseEtcdUrl(url: string): EtcdTarget | null {
   };
 }
 
-/** The longest one unary etcd call may take (a paged read of 1,000 keys takes milliseconds). */
-const ETCD_CALL_DEADLINE_MS = 15_000;
+/**
+ * The longest one unary etcd call (or one-answer stream, such as a single keep-alive) may take: a
+ * paged read of 1,000 keys takes milliseconds.
+ */
+export const ETCD_CALL_DEADLINE_MS = 15_000;
 
 /**
  * etcd3's default per-host policy is a circuit breaker, and with an RBAC user it deadlocks: a call

@@ -1,7 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { Etcd3 } from 'etcd3';
 import { checkCampaign } from '../campaign/checker';
 import type { JournalEntry } from '../campaign/journal';
-import { currentEtcdRevision, type LeaseKeyEvent, readEtcdLeaseHistory } from '../locks/etcdLeaseHistory';
+import { followEtcdLeaseHistory, type LeaseKeyEvent } from '../locks/etcdLeaseHistory';
 import { lockServiceUrlSchema, openLockService } from '../locks/openLockService';
 import { SERVER_URLS } from './support/lockBackends';
 
@@ -17,7 +18,7 @@ describe("etcd's lease history", () => {
     const key = `history-${process.pid}-${Date.now()}`;
     const journal: JournalEntry[] = [];
     try {
-      const from = await currentEtcdRevision(hosts);
+      const follower = await followEtcdLeaseHistory({ hosts });
       const take = async (holder: string) => {
         const attempt = await locks.tryAcquire({ key, requester: holder, ttlMs: 2_000 });
         if (!attempt.granted) throw new Error(`${holder} was denied: ${attempt.denial.reason}`);
@@ -31,9 +32,7 @@ describe("etcd's lease history", () => {
       for (let i = 0; i < 100 && (await locks.inspect(key)).holder !== null; i++) await delay(100);
       const c = await take('c');
 
-      const history = (await readEtcdLeaseHistory({ hosts }, { fromRevision: from })).filter(
-        (e) => e.key === key,
-      );
+      const history = (await follower.end()).filter((e) => e.key === key);
       expect(history.map((e) => [e.op, e.holder])).toEqual([
         ['create', 'a'],
         ['delete', null],
@@ -65,6 +64,25 @@ describe("etcd's lease history", () => {
       expect(flagged['overlapping-leases']).toBe(1);
     } finally {
       await locks.close();
+    }
+  });
+
+  it('answers a watch etcd cancels, its start revision compacted away, with an error and no wait', async () => {
+    // etcd runs with auto-compaction: a history read from an old revision is cancelled by the server,
+    // and the campaign once waited on such a read forever.
+    const client = new Etcd3({ hosts });
+    try {
+      const written = await client.put(`lockwarden/history-test/${process.pid}`).value('x').exec();
+      await client.kv.compact({ revision: written.header.revision });
+      const before = Number(written.header.revision) - 1;
+      const read = followEtcdLeaseHistory(
+        { hosts },
+        { fromRevision: String(before), timeoutMs: 10_000 },
+      ).then((follower) => follower.end());
+      await expect(read).rejects.toThrow(`the watch from revision ${before} failed`);
+    } finally {
+      await client.delete().key(`lockwarden/history-test/${process.pid}`).exec();
+      client.close();
     }
   });
 });

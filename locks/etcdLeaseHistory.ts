@@ -52,11 +52,13 @@ export async function followEtcdLeaseHistory(
   const builder = client.watch().prefix('lockwarden/');
   let watcher: Watcher;
   try {
-    const start = fromRevision ?? String(Number(await currentRevision(client)) + 1);
+    const start = fromRevision ?? String(BigInt(await currentRevision(client)) + 1n);
     watcher = builder.startRevision(start).watcher();
     // Listeners before the watch is created: etcd may cancel it in the same breath as creating it.
     watcher.on('error', (error: Error) => {
-      failure = new Error(`etcd lease history: the watch from revision ${start} failed: ${error.message}`);
+      failure = new Error(
+        `etcd lease history: etcd cancelled the watch from revision ${start} (as it does a compacted one): ${error.message}`,
+      );
       failed(failure);
     });
     watcher.on('put', (kv) => {
@@ -101,16 +103,7 @@ export async function followEtcdLeaseHistory(
   };
 }
 
-/** etcd's current revision: a follower from it sees only what happens after. */
-export async function currentEtcdRevision(hosts: string[]): Promise<string> {
-  const client = new Etcd3(etcdClientOptions({ hosts }));
-  try {
-    return await currentRevision(client);
-  } finally {
-    client.close();
-  }
-}
-
+/** etcd's current revision: a follower from the next sees only what happens after. */
 async function currentRevision(client: Etcd3): Promise<string> {
   return (await client.kv.range({ key: Buffer.from(LEASE_PREFIX) })).header.revision;
 }

@@ -79,7 +79,7 @@ describe("etcd's lease history", () => {
         { hosts },
         { fromRevision: String(before), timeoutMs: 10_000 },
       ).then((follower) => follower.end());
-      await expect(read).rejects.toThrow(`the watch from revision ${before} failed`);
+      await expect(read).rejects.toThrow(`etcd cancelled the watch from revision ${before}`);
     } finally {
       await client.delete().key(`lockwarden/history-test/${process.pid}`).exec();
       client.close();

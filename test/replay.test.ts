@@ -1,9 +1,9 @@
-// Committed histories replayed: today's with today's code, 0.1.0's with 0.1.0's code (the boundary).
+// Committed histories replayed: today's with today's code, each release's with its tag's code.
 import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
-import { release010Bundle } from './support/release010';
+import { RELEASE_010, RELEASE_020, releaseBundle } from './support/releases';
 import { SCENARIOS } from './support/scenarios';
 import { quietBundlerLogger, workflowBundle } from './support/temporalFixture';
 import { OpenTelemetryPlugin } from '@temporalio/interceptors-opentelemetry';
@@ -13,6 +13,7 @@ import { WORKFLOWS_PATH } from '../worker/createWorker';
 
 const HISTORIES = path.join(__dirname, 'histories');
 const RELEASED_010 = path.join(HISTORIES, '0.1.0');
+const RELEASED_020 = path.join(HISTORIES, '0.2.0');
 
 const jsonNames = (dir: string) =>
   fs
@@ -26,6 +27,7 @@ const read = (dir: string, name: string): unknown =>
 // Every committed history (see histories/README.md) replays with the code of the version that wrote it.
 const current = jsonNames(HISTORIES);
 const released010 = jsonNames(RELEASED_010);
+const released020 = jsonNames(RELEASED_020);
 
 describe('replay of committed histories', () => {
   it('has a committed history for every history a scenario records, and no other', () => {
@@ -71,7 +73,7 @@ describe("0.1.0's histories, at the version boundary", () => {
   let bundle010: WorkflowBundleWithSourceMap;
   let dispose = () => {};
   beforeAll(async () => {
-    ({ bundle: bundle010, dispose } = await release010Bundle());
+    ({ bundle: bundle010, dispose } = await releaseBundle(RELEASE_010));
   });
   afterAll(() => dispose());
 
@@ -88,6 +90,27 @@ describe("0.1.0's histories, at the version boundary", () => {
       await expect(
         Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, read(RELEASED_010, name), name),
       ).rejects.toThrow(/DeterminismViolation|another lockwarden version|[Nn]ondeterminism/);
+  });
+});
+
+// 0.2.0's sessions are pinned to 0.2.0's Worker Deployment version: whatever the current code becomes,
+// they replay with the code of the v0.2.0 tag.
+describe("0.2.0's histories, with the v0.2.0 code that serves them", () => {
+  let bundle020: WorkflowBundleWithSourceMap;
+  let dispose = () => {};
+  beforeAll(async () => {
+    ({ bundle: bundle020, dispose } = await releaseBundle(RELEASE_020));
+  });
+  afterAll(() => dispose());
+
+  it('holds every history 0.2.0 released', () => {
+    expect(released020.length).toBeGreaterThan(20);
+  });
+
+  it.each(released020)('replays %s with the 0.2.0 workflow code', async (name) => {
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: bundle020 }, read(RELEASED_020, name), name),
+    ).resolves.toBeUndefined();
   });
 });
 

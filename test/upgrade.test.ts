@@ -5,7 +5,7 @@ import { createSessionWaker } from '../activities/sessionSignals';
 import { awaitLeaseOf, release, startAcquisition, stateOf } from '../client/lockwardenClient';
 import { LOCKWARDEN_VERSION } from '../policy/constants';
 import { createLockwardenWorker } from '../worker/createWorker';
-import { RELEASE_010, release010Bundle, release010Worker } from './support/release010';
+import { RELEASE_010, release010Worker, releaseBundle } from './support/releases';
 import { sessionFixture, silentLog, unique, workflowBundle } from './support/temporalFixture';
 import { waitFor } from './support/waitFor';
 
@@ -37,7 +37,7 @@ describe('upgrading from 0.1.0 with Worker Versioning', () => {
   let currentBundle: WorkflowBundleWithSourceMap;
   let disposeRelease = () => {};
   beforeAll(async () => {
-    ({ bundle: oldBundle, dispose: disposeRelease } = await release010Bundle());
+    ({ bundle: oldBundle, dispose: disposeRelease } = await releaseBundle(RELEASE_010));
     currentBundle = await workflowBundle();
   });
   afterAll(() => disposeRelease());

@@ -1,5 +1,5 @@
-// The 0.1.0 release's workflow code, extracted from git, and a worker that runs it as 0.1.0's did:
-// what the upgrade and replay tests run as 0.1.0.
+// Released workflow code, extracted from git by tag, and a worker that runs 0.1.0's as 0.1.0's did:
+// what the upgrade and replay tests run as a released version.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -22,16 +22,28 @@ import { quietBundlerLogger } from '../../devkit/temporal';
 
 const ROOT = path.join(__dirname, '..', '..');
 
-/** The 0.1.0 release: its tag, or the commit the tag names where a clone has no tags. */
-export const RELEASE_010 = {
+/** A tagged release: its tag, and the commit the tag names for a clone that has no tags. */
+export interface Release {
+  tag: string;
+  /** Recorded in a commit after the tag's own (a commit cannot name itself); tags are tried first. */
+  commit?: string;
+  buildId: string;
+}
+
+/** The 0.1.0 release. */
+export const RELEASE_010: Release = {
   tag: 'v0.1.0',
   commit: 'f00872bb5dfbd86586d2899d34814bdd8e53413f',
   buildId: '0.1.0',
 };
 
-/** Extracts the release's workflow code (and the modules it imports) from git into a temporary tree. */
-export function checkOutRelease010(): string {
-  const rev = [RELEASE_010.tag, RELEASE_010.commit].find((r) => {
+/** The 0.2.0 release, tagged at the commit that added it here. */
+export const RELEASE_020: Release = { tag: 'v0.2.0', buildId: '0.2.0' };
+
+/** Extracts a release's workflow code (and the modules it imports) from git into a temporary tree. */
+export function checkOutRelease(release: Release): string {
+  const rev = [release.tag, release.commit].find((r) => {
+    if (!r) return false;
     try {
       execFileSync('git', ['rev-parse', '--verify', '--quiet', `${r}^{commit}`], {
         cwd: ROOT,
@@ -44,9 +56,9 @@ export function checkOutRelease010(): string {
   });
   if (!rev)
     throw new Error(
-      `neither ${RELEASE_010.tag} nor ${RELEASE_010.commit} is in this clone: fetch tags or unshallow it`,
+      `neither ${release.tag} nor ${release.commit ?? 'its commit'} is in this clone: fetch tags or unshallow it`,
     );
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lockwarden-0.1.0-'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `lockwarden-${release.buildId}-`));
   const archive = execFileSync(
     'git',
     ['archive', rev, 'workflows', 'policy', 'temporal', 'activities', 'locks'],
@@ -61,12 +73,12 @@ export function checkOutRelease010(): string {
   return dir;
 }
 
-/** The 0.1.0 workflow bundle, built from a checkout of the release; `dispose` removes the checkout. */
-export async function release010Bundle(): Promise<{
+/** A release's workflow bundle, built from a checkout of it; `dispose` removes the checkout. */
+export async function releaseBundle(release: Release): Promise<{
   bundle: WorkflowBundleWithSourceMap;
   dispose: () => void;
 }> {
-  const dir = checkOutRelease010();
+  const dir = checkOutRelease(release);
   try {
     const bundle = await bundleWorkflowCode({
       workflowsPath: path.join(dir, 'workflows', 'index.ts'),

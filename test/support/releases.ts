@@ -37,8 +37,12 @@ export const RELEASE_010: Release = {
   buildId: '0.1.0',
 };
 
-/** The 0.2.0 release, tagged at the commit that added it here. */
-export const RELEASE_020: Release = { tag: 'v0.2.0', buildId: '0.2.0' };
+/** The 0.2.0 release. */
+export const RELEASE_020: Release = {
+  tag: 'v0.2.0',
+  commit: 'e2e53d2d49124f16e90ae940784d25597eef6198',
+  buildId: '0.2.0',
+};
 
 /** Extracts a release's workflow code (and the modules it imports) from git into a temporary tree. */
 export function checkOutRelease(release: Release): string {

@@ -1,10 +1,16 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Etcd3 } from 'etcd3';
 import { checkCampaign } from '../campaign/checker';
 import type { JournalEntry } from '../campaign/journal';
 import { followEtcdLeaseHistory, type LeaseKeyEvent } from '../locks/etcdLeaseHistory';
 import { lockServiceUrlSchema, openLockService } from '../locks/openLockService';
+import { freePort } from '../devkit/freePort';
 import { SERVER_URLS } from './support/lockBackends';
+import { waitFor } from './support/waitFor';
 
 // etcd's own order of lease changes, read from a real etcd server's history: what the fault campaign
 // judges etcd leases by, since the times etcd's backend reports are the worker's estimates.
@@ -69,20 +75,65 @@ describe("etcd's lease history", () => {
 
   it('answers a watch etcd cancels, its start revision compacted away, with an error and no wait', async () => {
     // etcd runs with auto-compaction: a history read from an old revision is cancelled by the server,
-    // and the campaign once waited on such a read forever.
-    const client = new Etcd3({ hosts });
+    // and the campaign once waited on such a read forever. On an etcd of the test's own: compacting
+    // the shared one would cut the paged reads other suites run at one revision.
+    const own = await privateEtcd();
+    const client = new Etcd3({ hosts: own.hosts });
     try {
-      const written = await client.put(`lockwarden/history-test/${process.pid}`).value('x').exec();
+      const written = await client.put('lockwarden/history-test').value('x').exec();
+      await client.put('lockwarden/history-test').value('y').exec();
       await client.kv.compact({ revision: written.header.revision });
       const before = Number(written.header.revision) - 1;
       const read = followEtcdLeaseHistory(
-        { hosts },
+        { hosts: own.hosts },
         { fromRevision: String(before), timeoutMs: 10_000 },
       ).then((follower) => follower.end());
       await expect(read).rejects.toThrow(`etcd cancelled the watch from revision ${before}`);
     } finally {
-      await client.delete().key(`lockwarden/history-test/${process.pid}`).exec();
       client.close();
+      await own.stop();
     }
   });
 });
+
+/** A single-member etcd on ports and a data directory of its own, stopped and removed by `stop`. */
+async function privateEtcd(): Promise<{ hosts: string[]; stop(): Promise<void> }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lockwarden-etcd-'));
+  const [clientPort, peerPort] = [await freePort(), await freePort()];
+  const peer = `http://127.0.0.1:${peerPort}`;
+  const server = spawn(
+    'etcd',
+    [
+      ...['--name', 'own', '--data-dir', dir],
+      ...['--listen-client-urls', `http://127.0.0.1:${clientPort}`],
+      ...['--advertise-client-urls', `http://127.0.0.1:${clientPort}`],
+      ...['--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer],
+      ...['--initial-cluster', `own=${peer}`],
+    ],
+    { stdio: 'ignore' },
+  );
+  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
+  const stop = async () => {
+    server.kill('SIGKILL');
+    await exited;
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  const hosts = [`127.0.0.1:${clientPort}`];
+  try {
+    await waitFor("the test's own etcd answers", async () => {
+      const probe = new Etcd3({ hosts });
+      try {
+        await probe.get('probe').string();
+        return true;
+      } catch {
+        return false;
+      } finally {
+        probe.close();
+      }
+    });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { hosts, stop };
+}

@@ -69,9 +69,16 @@ export async function storageOf(backend: Backend, url: string): Promise<{ bytes:
   const client = new Etcd3({ hosts: url.replace(/^etcd:/, 'http:') });
   try {
     const status = await client.maintenance.status();
-    const keys = await client.getAll().prefix('lockwarden/').count();
+    // Counted per kind (lease, wait, token, requester: locks/etcdLockService.ts's prefixes), so a
+    // count that moves says which records move.
+    const kinds = ['lease', 'wait', 'token', 'requester'] as const;
+    const counts = await Promise.all(
+      kinds.map((kind) => client.getAll().prefix(`lockwarden/${kind}/`).count()),
+    );
+    const keys = counts.reduce((a, b) => a + b, 0);
+    const perKind = kinds.map((kind, i) => `${counts[i]} ${kind}`).join(', ');
     const inUse = Number(status.dbSizeInUse);
-    return { bytes: inUse, detail: `${keys} keys, file ${kib(Number(status.dbSize))}` };
+    return { bytes: inUse, detail: `${keys} keys (${perKind}), file ${kib(Number(status.dbSize))}` };
   } finally {
     client.close();
   }

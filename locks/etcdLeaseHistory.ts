@@ -88,7 +88,6 @@ export async function followEtcdLeaseHistory(
           failed = reject;
           client.put(sentinel).value('').exec().catch(reject);
         });
-        await client.delete().key(sentinel).exec();
         return events;
       } finally {
         // A watch etcd cancelled is gone already: cancelling it again would wait for an end that
@@ -97,6 +96,12 @@ export async function followEtcdLeaseHistory(
           await within(endTimeoutMs, 'the watch did not close', (resolve) => {
             watcher.cancel().then(resolve, resolve);
           }).catch(() => {});
+        // The sentinel goes whatever happened: a read that failed leaves no key behind.
+        await client
+          .delete()
+          .key(sentinel)
+          .exec()
+          .catch(() => undefined);
         client.close();
       }
     },

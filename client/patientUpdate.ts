@@ -17,6 +17,9 @@ const UPDATE_RPC_TIMEOUTS_TOLERATED = 30;
 /** gRPC's status code for a server that refuses work it has no room for. */
 const RESOURCE_EXHAUSTED = 8;
 
+/** gRPC's status code for the server's WorkflowNotReady. */
+const FAILED_PRECONDITION = 9;
+
 /** The pause before asking again a frontend that had too many waiting callers: 1 to 2 s, at random. */
 const BUSY_FRONTEND_PAUSE_MS = 1_000;
 
@@ -31,10 +34,29 @@ export function isBusyFrontend(error: unknown): boolean {
 }
 
 /**
+ * The server dropped the update because the workflow task that carried it failed on the server's
+ * side: WorkflowNotReady, "Unable to perform workflow execution update due to unexpected workflow
+ * task failure". It happens when a history host is lost while an update waits: the update's record
+ * lives in that host's memory, the host that takes the shard over refuses the worker's answer to an
+ * update it has never heard of ("a transient error which will be resolved automatically by
+ * retries"), and the waiting caller is told so. Nothing of the update was recorded; sent again under
+ * the same id, it is admitted anew.
+ */
+export function isUpdateLostWithItsTask(error: unknown): boolean {
+  const cause = error instanceof ServiceError ? error.cause : error;
+  return (
+    isGrpcServiceError(cause) &&
+    cause.code === FAILED_PRECONDITION &&
+    /unexpected workflow task failure/i.test(cause.details ?? cause.message)
+  );
+}
+
+/**
  * Sends an update with `send(updateId)`, and sends it again, under the same id, when the server
  * answers that it could not take it within the RPC's deadline (a worker too busy to run the
- * session's workflow task in time, as when a thousand holders release at once) or that too many
- * callers already wait on the frontend. The same id makes a second send the same update: the server
+ * session's workflow task in time, as when a thousand holders release at once), that too many
+ * callers already wait on the frontend, or that the update was lost with a workflow task a history
+ * host's loss failed (after a pause, as for a busy frontend). The same id makes a second send the same update: the server
  * applies it once, and answers both with its one outcome.
  */
 export async function sendPatiently<T>(
@@ -48,7 +70,8 @@ export async function sendPatiently<T>(
       return await send(updateId);
     } catch (error) {
       const timedOut = error instanceof WorkflowUpdateRPCTimeoutOrCancelledError;
-      if (!(timedOut || isBusyFrontend(error)) || refusals >= tolerated) throw error;
+      const again = timedOut || isBusyFrontend(error) || isUpdateLostWithItsTask(error);
+      if (!again || refusals >= tolerated) throw error;
       if (!timedOut) await new Promise((resolve) => setTimeout(resolve, busyPauseMs * (1 + Math.random())));
     }
   }

@@ -1,5 +1,5 @@
 import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
-import { isBusyFrontend, sendPatiently } from '../client/patientUpdate';
+import { isBusyFrontend, isUpdateLostWithItsTask, sendPatiently } from '../client/patientUpdate';
 
 const timeout = () => new WorkflowUpdateRPCTimeoutOrCancelledError('context deadline exceeded');
 // What the client throws when the frontend refused the update's poll, after its own retries.
@@ -8,6 +8,16 @@ const grpcError = (code: number, details: string) =>
 const busy = () =>
   new ServiceError('Workflow Update Poll failed', {
     cause: grpcError(8, 'namespace concurrent poller limit exceeded'),
+  });
+
+// What the client throws when a history host's loss failed the workflow task carrying the update
+// (the server's WorkflowNotReady, as test/cluster.test.ts met it while a history service restarted).
+const lostWithItsTask = () =>
+  new ServiceError('Workflow Update failed', {
+    cause: grpcError(
+      9,
+      'Unable to perform workflow execution update due to unexpected workflow task failure.',
+    ),
   });
 
 describe('an update the server could not take in time', () => {
@@ -51,6 +61,27 @@ describe('an update the server could not take in time', () => {
     expect(new Set(ids).size).toBe(1);
     // Each pause is 1 to 2 times the given one.
     for (let i = 1; i < sentAt.length; i++) expect(sentAt[i]! - sentAt[i - 1]!).toBeGreaterThanOrEqual(45);
+  });
+
+  it('is sent again, under the same id, when it was lost with a workflow task the server failed', async () => {
+    const ids: string[] = [];
+    const answer = await sendPatiently(
+      async (id) => {
+        ids.push(id);
+        if (ids.length < 2) throw lostWithItsTask();
+        return 'released';
+      },
+      30,
+      10,
+    );
+    expect(answer).toBe('released');
+    expect(ids).toHaveLength(2);
+    expect(new Set(ids).size).toBe(1);
+    expect(isUpdateLostWithItsTask(lostWithItsTask())).toBe(true);
+    // Another failed precondition is not this, and is not sent again.
+    expect(
+      isUpdateLostWithItsTask(new ServiceError('x', { cause: grpcError(9, 'failed precondition') })),
+    ).toBe(false);
   });
 
   it('tells a busy frontend from other service errors', () => {

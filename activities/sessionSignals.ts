@@ -1,6 +1,7 @@
 // Reaching sessions from the worker: waking a waiter, telling of a deadlock or an overtaking,
 // asking who holds.
 import { type Client, QueryNotRegisteredError, WorkflowNotFoundError } from '@temporalio/client';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { LockService } from '../locks/lockService';
 import { acquisitionWorkflowId } from '../policy/constants';
@@ -18,7 +19,8 @@ export interface SessionWaker {
   /**
    * Wakes the session of (key, requester); `notice` says when a release freed the key. Answers
    * 'gone' when no session of that requester runs (it ended, or was terminated, and left its ticket
-   * behind), 'woken' otherwise: a failure to reach Temporal is logged, and the ticket is kept.
+   * behind), 'woken' otherwise: a failure to reach Temporal is logged, and the ticket is kept. A
+   * release's wake-up (with `notice`) is sent again after WAKE_RETRY_PAUSES_MS first.
    */
   wake(key: string, requester: string, notice?: ReleaseNotice): Promise<'woken' | 'gone'>;
   /**
@@ -73,13 +75,45 @@ function heldToken(state: unknown): string | null {
   return phase === 'holding' && typeof lease?.token === 'string' ? lease.token : null;
 }
 
+/**
+ * The pauses before a wake-up is sent again once the client's own retries (about 6 s) have failed:
+ * a history host that died takes longer than those to hand its shards over, and a wake-up lost there
+ * would leave the head parked until the sweep's second look at its queue.
+ */
+export const WAKE_RETRY_PAUSES_MS: readonly number[] = [2_000, 4_000];
+
+/**
+ * Sends `signal` until it is delivered, the session is found gone, or `pausesMs` are spent; throws
+ * the last error then.
+ */
+export async function signalPatiently(
+  signal: () => Promise<void>,
+  pausesMs: readonly number[] = WAKE_RETRY_PAUSES_MS,
+): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await signal();
+    } catch (error) {
+      const pause = pausesMs[attempt];
+      if (error instanceof WorkflowNotFoundError || pause === undefined) throw error;
+      await delay(pause);
+    }
+  }
+}
+
 /** A waker that signals `lockReleased` to the session of (key, requester). */
 export function createSessionWaker(client: Client, log: Logger): SessionWaker {
   return {
     async wake(key, requester, notice) {
       try {
         const session = client.workflow.getHandle(acquisitionWorkflowId(key, requester));
-        await (notice ? session.signal(lockReleased, notice) : session.signal(lockReleased));
+        // A release's wake-up (with its notice) is the one hop a hand-off rides on, so it is sent
+        // again; the sweep's own wake-ups are sent once, for the sweep must not stall on them while
+        // Temporal is away (silent leases wait behind them), and its next pass tries again.
+        await signalPatiently(
+          () => (notice ? session.signal(lockReleased, notice) : session.signal(lockReleased)),
+          notice ? WAKE_RETRY_PAUSES_MS : [],
+        );
         return 'woken';
       } catch (error) {
         const gone = error instanceof WorkflowNotFoundError;

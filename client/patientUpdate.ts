@@ -56,8 +56,8 @@ export function isUpdateLostWithItsTask(error: unknown): boolean {
  * answers that it could not take it within the RPC's deadline (a worker too busy to run the
  * session's workflow task in time, as when a thousand holders release at once), that too many
  * callers already wait on the frontend, or that the update was lost with a workflow task a history
- * host's loss failed (after a pause, as for a busy frontend). The same id makes a second send the same update: the server
- * applies it once, and answers both with its one outcome.
+ * host's loss failed (after a pause, as for a busy frontend). The same id makes a second send the
+ * same update: the server applies it once, and answers both with its one outcome.
  */
 export async function sendPatiently<T>(
   send: (updateId: string) => Promise<T>,

@@ -218,6 +218,10 @@ export class EtcdLockService implements LockService {
     const { key, requester } = parseOrThrow(waiterSchema, input, 'waiter');
     // The requester's mark goes too, unless it holds the key (then the mark is its lease's).
     const held = (await this.readLease(key))?.value.holder === requester;
+    // The ticket's own etcd lease goes with it, rather than outlive it for the ticket's hour.
+    const ticket = (await this.client.get(ticketKeyOf(key, requester)).exec()).kvs[0];
+    if (ticket && ticket.lease !== '0')
+      await this.client.leaseClient.leaseRevoke({ ID: ticket.lease }).catch(() => undefined);
     await this.client.delete().key(ticketKeyOf(key, requester));
     if (!held) await this.client.delete().key(requesterMarkOf(requester, key));
   }
@@ -379,6 +383,11 @@ export class EtcdLockService implements LockService {
         await this.client.leaseClient.leaseRevoke({ ID }).catch(() => undefined);
         return 'raced';
       }
+      // The ticket's own etcd lease is empty now (its key deleted, the requester's mark moved onto
+      // the grant's lease): revoked, not left to its hour, or every hand-off would leave a lease
+      // behind in etcd for the ticket's hour.
+      const ticketLease = tickets.find((t) => t.requester === request.requester)?.lease;
+      if (ticketLease) await this.client.leaseClient.leaseRevoke({ ID: ticketLease }).catch(() => undefined);
       return grantedAttempt(request, txn.header.revision, now);
     }
     if (step.keepTicket) await this.keepTicket(request, tickets);

@@ -1,10 +1,11 @@
 // Storage follows the keys in use: every backend forgets a key idle past its retention, keeps one
 // whose queue is live, and still issues it a higher token afterwards.
 import { setTimeout as delay } from 'node:timers/promises';
+import { Etcd3 } from 'etcd3';
 import type { LockService } from '../locks/lockService';
-import { openLockService } from '../locks/openLockService';
+import { lockServiceUrlSchema, openLockService } from '../locks/openLockService';
 import type { AcquireAttempt, Lease } from '../policy/lockContract/lockSchemas';
-import { backendHarnesses } from './support/lockBackends';
+import { backendHarnesses, SERVER_URLS } from './support/lockBackends';
 import { recordsNaming } from './support/storedRecords';
 import { unique } from '../devkit/tempFiles';
 
@@ -92,4 +93,36 @@ describe.each(backendHarnesses())('keeping every key (retention 0) on $name', (h
     expect((await locks.inspect(key)).lastToken).toBe(held.token);
     expect(await recordsNaming(harness.url, key)).toBeGreaterThan(0);
   }, 30_000);
+});
+
+// etcd: a ticket is a key on an etcd lease of its own, which the waiter's grant leaves empty.
+describe('ticket leases on etcd', () => {
+  it("[etcd] revokes a waiter's ticket lease when it is granted or leaves: no lease is left behind for the ticket's hour", async () => {
+    const target = lockServiceUrlSchema.parse(SERVER_URLS.etcd);
+    const client = new Etcd3({ hosts: target.backend === 'etcd' ? target.hosts : [] });
+    const locks = await openLockService(SERVER_URLS.etcd);
+    const key = unique('etcd-ticket-lease');
+    const ttlOf = async (id: string) => Number((await client.leaseClient.leaseTimeToLive({ ID: id })).TTL);
+    try {
+      const first = granted(await locks.tryAcquire({ key, requester: 'a', ttlMs: 30_000 }));
+      await locks.tryAcquire({ key, requester: 'b', ttlMs: 30_000, queueTicketMs: 3_600_000 });
+      const ticket = await client.get(`lockwarden/wait/${encodeURIComponent(key)}/b`).exec();
+      const ticketLease = ticket.kvs[0]!.lease;
+      expect(await ttlOf(ticketLease)).toBeGreaterThan(3_000);
+      await locks.release(first);
+      const second = granted(
+        await locks.tryAcquire({ key, requester: 'b', ttlMs: 30_000, queueTicketMs: 3_600_000 }),
+      );
+      expect(await ttlOf(ticketLease)).toBe(-1); // etcd's answer for a lease it no longer has
+      // A waiter that leaves the queue takes its ticket's lease with it too.
+      await locks.tryAcquire({ key, requester: 'c', ttlMs: 30_000, queueTicketMs: 3_600_000 });
+      const leaving = (await client.get(`lockwarden/wait/${encodeURIComponent(key)}/c`).exec()).kvs[0]!.lease;
+      await locks.leave({ key, requester: 'c' });
+      expect(await ttlOf(leaving)).toBe(-1);
+      await locks.release(second);
+    } finally {
+      client.close();
+      await locks.close();
+    }
+  });
 });

@@ -18,6 +18,9 @@ export interface LeaseKeyEvent {
   holder: string | null;
 }
 
+/** How many times a watch cancelled for an auth token etcd forgot is taken up again. */
+const MAX_AUTH_RESUMES = 10;
+
 /** A watch on every lease key from when it began; `end` answers every change it saw, in order. */
 export interface LeaseHistoryFollower {
   /**
@@ -35,7 +38,9 @@ export interface LeaseHistoryFollower {
  * The watch is opened at the start and kept, not opened at the end from an old revision: etcd runs
  * with auto-compaction (scripts/lock-servers.sh, cluster.sh), and a watch from a compacted revision
  * is cancelled, while a watch already open sees every change however long the run. etcd3 reopens a
- * watch that a fault broke from the last revision it delivered. `end` writes a sentinel key: etcd
+ * watch that a fault broke from the last revision it delivered, and a watch an etcd with users
+ * cancels for a forgotten auth token (after it restarts) is taken up again here, from the next
+ * revision, on a client that signs in afresh. `end` writes a sentinel key: etcd
  * delivers events in revision order, so once the sentinel arrives every earlier change has too.
  * Every wait is bounded by `timeoutMs`: a cancelled watch is an error, never a hang.
  */
@@ -43,35 +48,52 @@ export async function followEtcdLeaseHistory(
   target: Pick<EtcdTarget, 'hosts'> & Partial<EtcdTarget>,
   { fromRevision, timeoutMs = 60_000 }: { fromRevision?: string; timeoutMs?: number } = {},
 ): Promise<LeaseHistoryFollower> {
-  const client = new Etcd3(etcdClientOptions(target));
+  let client = new Etcd3(etcdClientOptions(target));
   const events: LeaseKeyEvent[] = [];
   const sentinel = `lockwarden/history-end/${randomUUID()}`;
   let failure: Error | null = null;
   let sentinelSeen = (): void => {};
   let failed = (_: Error): void => {};
-  const builder = client.watch().prefix('lockwarden/');
-  let watcher: Watcher;
-  try {
-    const start = fromRevision ?? String(BigInt(await currentRevision(client)) + 1n);
-    watcher = builder.startRevision(start).watcher();
+  let resumes = 0;
+
+  const watchFrom = (start: string): Watcher => {
+    const next = client.watch().prefix('lockwarden/').startRevision(start).watcher();
     // Listeners before the watch is created: etcd may cancel it in the same breath as creating it.
-    watcher.on('error', (error: Error) => {
+    next.on('error', (error: Error) => {
+      // An etcd with users cancels a watch whose auth token it no longer knows (every token, once it
+      // restarts): the watch goes on from the next revision it has not delivered, on a client that
+      // signs in afresh. Any other cancellation (a compacted revision) is an error.
+      if (/auth token/i.test(error.message) && resumes < MAX_AUTH_RESUMES) {
+        resumes++;
+        const stale = client;
+        client = new Etcd3(etcdClientOptions(target));
+        setImmediate(() => stale.close());
+        watcher = watchFrom(String(next.lastRevision() ?? start));
+        return;
+      }
       failure = new Error(
         `etcd lease history: etcd cancelled the watch from revision ${start} (as it does a compacted one): ${error.message}`,
       );
       failed(failure);
     });
-    watcher.on('put', (kv) => {
+    next.on('put', (kv) => {
       if (kv.key.toString() === sentinel) sentinelSeen();
       else if (isLeaseKey(kv))
         events.push(eventOf(kv, kv.create_revision === kv.mod_revision ? 'create' : 'overwrite'));
     });
-    watcher.on('delete', (kv) => {
+    next.on('delete', (kv) => {
       if (isLeaseKey(kv)) events.push(eventOf(kv, 'delete'));
     });
+    return next;
+  };
+
+  let watcher: Watcher;
+  try {
+    watcher = watchFrom(fromRevision ?? String(BigInt(await currentRevision(client)) + 1n));
+    const first = watcher;
     await within(timeoutMs, 'no watch created', (resolve, reject) => {
       if (failure) reject(failure);
-      watcher.once('connected', () => resolve());
+      first.once('connected', () => resolve());
       failed = reject;
     });
   } catch (error) {

@@ -40,7 +40,7 @@ export const RELEASE_010: Release = {
 /** The 0.2.0 release. */
 export const RELEASE_020: Release = {
   tag: 'v0.2.0',
-  commit: 'e2e53d2d49124f16e90ae940784d25597eef6198',
+  commit: 'd2b97595723f124048560efd92e5979ac3151951',
   buildId: '0.2.0',
 };
 

@@ -8,6 +8,7 @@ export const SERVER_URLS = {
   redis: `redis://127.0.0.1:${process.env.LOCKWARDEN_REDIS_PORT ?? 16379}`,
   postgres: `postgres://lockwarden@127.0.0.1:${process.env.LOCKWARDEN_PG_PORT ?? 15432}/lockwarden`,
   etcd: `etcd://127.0.0.1:${process.env.LOCKWARDEN_ETCD_PORT ?? 12379}`,
+  zookeeper: `zookeeper://127.0.0.1:${process.env.LOCKWARDEN_ZK_PORT ?? 12181}/lockwarden`,
 };
 
 /** Where the secure lock servers (LOCKWARDEN_TLS=1 scripts/lock-servers.sh) keep data, PKI and secrets. */

@@ -14,6 +14,7 @@ import type { LockService, LockServiceLimits } from './lockService';
 import { withDriver } from './optionalDrivers';
 import { SqliteLockService } from './sqliteLockService';
 import { type EtcdTarget, parseEtcdUrl, takeTlsFiles } from './lockServiceTls';
+import { parseZookeeperUrl } from './zookeeperUrl';
 import { probeTls } from '../temporal/tlsProbe';
 
 /** The embedded default: a SQLite file beside the checkout's other local state. */
@@ -21,7 +22,7 @@ export const DEFAULT_LOCK_SERVICE_URL = `sqlite:${path.join('.data', 'locks.sqli
 
 const ACCEPTED =
   'sqlite:<path>, redis[s]://[user:password@]host:port, postgres://user[:password]@host:port/db[?sslmode=verify-full&...] ' +
-  'or etcd[s]://[user:password@]host:port[,host:port]';
+  'etcd[s]://[user:password@]host:port[,host:port] or zookeeper://host:port[,host:port][/chroot]';
 
 /** A lock service URL, parsed into the backend it names. */
 export const lockServiceUrlSchema = z
@@ -40,6 +41,10 @@ function parseBackend(url: string) {
   if (/^etcds?:\/\//.test(url)) {
     const target = parseEtcdUrl(url);
     if (target) return { backend: 'etcd' as const, ...target };
+  }
+  if (/^zookeeper:\/\//.test(url)) {
+    const target = parseZookeeperUrl(url);
+    if (target) return { backend: 'zookeeper' as const, ...target };
   }
   return undefined;
 }
@@ -105,6 +110,12 @@ async function openBackend(url: string, options: LockServiceLimits): Promise<Loc
       await refuseUntrustedTls(target);
       const { EtcdLockService } = await withDriver('etcd3', what, () => import('./etcdLockService'));
       return new EtcdLockService({ hosts: target.hosts, auth: target.auth, files: target.files, ...options });
+    }
+    case 'zookeeper': {
+      const { ZookeeperLockService } = await withDriver('node-zookeeper-client', what, () =>
+        import('./zookeeperLockService'),
+      );
+      return new ZookeeperLockService({ connectString: target.connectString, root: target.root, ...options });
     }
   }
 }

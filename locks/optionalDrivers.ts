@@ -1,4 +1,4 @@
-// The optional drivers (redis, pg, etcd3), loaded only when a URL of their scheme is opened.
+// The optional drivers (redis, pg, etcd3, node-zookeeper-client), loaded only when a URL of their scheme is opened.
 import { MissingDriverError } from '../policy/errors';
 
 /**
@@ -9,6 +9,7 @@ const OPTIONAL_DRIVERS = {
   redis: '^6.3.1',
   pg: '^8.23.1',
   etcd3: '^1.1.2',
+  'node-zookeeper-client': '^1.1.3',
 } as const;
 type OptionalDriver = keyof typeof OPTIONAL_DRIVERS;
 

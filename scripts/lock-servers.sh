@@ -4,8 +4,8 @@
 # (/var/lib/lockwarden/servers as root, which the postgres user can reach; else
 # ~/.local/state/lockwarden/servers): any checkout that restarts a server restarts it on the same data. Idempotent: `start` reuses a server that answers.
 #   scripts/lock-servers.sh install
-#   scripts/lock-servers.sh start|stop|restart|crash|status [redis|postgres|etcd ...]   (default: all)
-#   LOCKWARDEN_TLS=1 scripts/lock-servers.sh ...   the same over TLS with credentials (lock-servers-tls.sh)
+#   scripts/lock-servers.sh start|stop|restart|crash|status [redis|postgres|etcd|zookeeper ...]   (default: all)
+#   LOCKWARDEN_TLS=1 scripts/lock-servers.sh ...   the first three over TLS with credentials (lock-servers-tls.sh)
 # `restart` keeps the data directory: tokens must survive it. `crash` is a restart after the server
 # dies without a clean shutdown (SIGKILL; PostgreSQL's immediate stop), for the fault campaign.
 set -euo pipefail
@@ -16,6 +16,7 @@ REDIS_PORT="${LOCKWARDEN_REDIS_PORT:-16379}"
 PG_PORT="${LOCKWARDEN_PG_PORT:-15432}"
 ETCD_PORT="${LOCKWARDEN_ETCD_PORT:-12379}"
 ETCD_PEER_PORT=$((ETCD_PORT + 1))
+ZK_PORT="${LOCKWARDEN_ZK_PORT:-12181}"
 
 # The server's bin directory (the client package alone ships a bin directory without initdb).
 pg_bin() { ls -d /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -1 | xargs -r dirname; }
@@ -26,6 +27,7 @@ install() {
   command -v etcd >/dev/null || missing+=(etcd-server)
   command -v etcdctl >/dev/null || missing+=(etcd-client)
   [ -n "$(pg_bin)" ] || missing+=(postgresql)
+  [ -f /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
   [ ${#missing[@]} -eq 0 ] && return 0
   local log; log="$(dirname "$data")/apt.log"
   mkdir -p "$(dirname "$log")"
@@ -107,6 +109,45 @@ stop_etcd() {
   rm -f "$data/etcd.pid"
 }
 
+# ZooKeeper 3.8 from Debian (the zookeeper package; its jar names its own dependencies), one server
+# in standalone mode. Its transaction log is synced before it answers (forceSync, the default), so a
+# token (a zxid) is never issued twice across a crash. No admin server: its port 8080 would clash.
+zookeeper_up() {
+  local reply=''
+  { exec 3<>"/dev/tcp/127.0.0.1/$ZK_PORT" && printf ruok >&3 && read -r -t 2 reply <&3; } 2>/dev/null
+  exec 3>&- 2>/dev/null
+  [ "$reply" = imok ]
+}
+zookeeper_classpath() {
+  local cp=/usr/share/java/zookeeper.jar
+  [ -f /usr/share/java/slf4j-simple.jar ] && cp="$cp:/usr/share/java/slf4j-simple.jar"
+  echo "$cp"
+}
+start_zookeeper() {
+  zookeeper_up && return 0
+  mkdir -p "$data/zookeeper"
+  printf '%s\n' tickTime=2000 "dataDir=$data/zookeeper" "clientPort=$ZK_PORT" clientPortAddress=127.0.0.1 \
+    admin.enableServer=false 4lw.commands.whitelist=ruok,srvr,mntr autopurge.purgeInterval=1 >"$data/zookeeper.cfg"
+  nohup java -Xmx256m -cp "$(zookeeper_classpath)" org.apache.zookeeper.server.quorum.QuorumPeerMain \
+    "$data/zookeeper.cfg" >"$data/zookeeper.log" 2>&1 &
+  echo $! >"$data/zookeeper.pid"
+  wait_until zookeeper zookeeper_up
+}
+stop_zookeeper() {
+  [ -f "$data/zookeeper.pid" ] || return 0
+  local pid; pid="$(cat "$data/zookeeper.pid")"
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null || true
+  rm -f "$data/zookeeper.pid"
+}
+crash_zookeeper() {
+  [ -f "$data/zookeeper.pid" ] || return 0
+  kill -9 "$(cat "$data/zookeeper.pid")" 2>/dev/null || true
+  for _ in $(seq 1 50); do zookeeper_up || break; sleep 0.1; done
+  rm -f "$data/zookeeper.pid"
+}
+
 # Kills a server as a crash would: no shutdown, no final flush beyond what it already made durable.
 crash_redis() {
   [ -f "$data/redis.pid" ] && kill -9 "$(cat "$data/redis.pid")" 2>/dev/null || true
@@ -132,9 +173,17 @@ fi
 status_of() { if "${1}_up"; then echo "$1: up"; else echo "$1: down"; return 1; fi; }
 
 cmd="${1:-}"; shift || true
-servers=("$@"); [ ${#servers[@]} -eq 0 ] && servers=(redis postgres etcd)
+servers=("$@")
+# ZooKeeper runs plain only: lockwarden's ZooKeeper client (node-zookeeper-client) speaks no TLS.
+if [ ${#servers[@]} -eq 0 ]; then
+  if [ "${LOCKWARDEN_TLS:-0}" = 1 ]; then servers=(redis postgres etcd); else servers=(redis postgres etcd zookeeper); fi
+fi
 for s in "${servers[@]}"; do
-  case "$s" in redis|postgres|etcd) ;; *) echo "unknown server: $s (redis, postgres, etcd)" >&2; exit 2 ;; esac
+  case "$s" in redis|postgres|etcd|zookeeper) ;; *) echo "unknown server: $s (redis, postgres, etcd, zookeeper)" >&2; exit 2 ;; esac
+  if [ "$s" = zookeeper ] && [ "${LOCKWARDEN_TLS:-0}" = 1 ]; then
+    echo "no ZooKeeper over TLS: lockwarden's ZooKeeper client speaks no TLS" >&2
+    exit 2
+  fi
 done
 case "$cmd" in
   install) install ;;
@@ -143,5 +192,5 @@ case "$cmd" in
   restart) for s in "${servers[@]}"; do "stop_$s"; "start_$s"; done ;;
   crash) for s in "${servers[@]}"; do "crash_$s"; "start_$s"; done ;;
   status) rc=0; for s in "${servers[@]}"; do status_of "$s" || rc=1; done; exit $rc ;;
-  *) echo "usage: $0 install | start|stop|restart|crash|status [redis|postgres|etcd ...]" >&2; exit 2 ;;
+  *) echo "usage: $0 install | start|stop|restart|crash|status [redis|postgres|etcd|zookeeper ...]" >&2; exit 2 ;;
 esac

@@ -66,7 +66,7 @@ function corrupt<T extends Record<string, unknown>>(
 // etcd reports a lease's deadline as its remaining TTL read now, so two reads differ by a few ms: it
 // is compared to the second. The fixture's lease is a few seconds old by then, so a renewal (back to
 // the full TTL) would move it by more.
-const DEADLINE_TOLERANCE_MS = { sqlite: 0, redis: 0, postgres: 0, etcd: 1_000 };
+const DEADLINE_TOLERANCE_MS = { sqlite: 0, redis: 0, postgres: 0, etcd: 1_000, zookeeper: 0 };
 const FIXTURE_AGE_MS = 3_000;
 
 /** What must not change: the key's holder, token, deadline and queue. */

@@ -399,6 +399,7 @@ describe('the lock service across a restart', () => {
     ['redis', 16479, false],
     ['postgres', 15533, false],
     ['etcd', 12479, false], // and 12480 for its peers
+    ['zookeeper', 12485, false],
     // Redis with ACLs replays scripts from its AOF under the default user's rules (redis/redis#14541).
     ['redis', 16483, true],
   ] as const)('on %s (over TLS with ACLs: %s)', (name, port, tls) => {

@@ -11,7 +11,7 @@ import { freshSqlitePath } from '../../devkit/tempFiles';
 export interface BackendHarness {
   /** The backend, with "-tls" for the secure servers (TLS, a password, a client certificate). */
   name: string;
-  backend: 'sqlite' | 'redis' | 'postgres' | 'etcd';
+  backend: 'sqlite' | 'redis' | 'postgres' | 'etcd' | 'zookeeper';
   url: string;
   open(): Promise<LockService>;
 }
@@ -27,6 +27,7 @@ export { SERVER_URLS };
 export function backendHarnesses(options: { secure?: boolean } = {}): BackendHarness[] {
   const sqliteUrl = `sqlite:${freshSqlitePath()}`;
   const servers = ['redis', 'postgres', 'etcd'] as const;
+  // ZooKeeper only plain: lockwarden's ZooKeeper client speaks no TLS (scripts/lock-servers.sh).
   const harness = (name: string, backend: BackendHarness['backend'], url: string): BackendHarness => ({
     name,
     backend,
@@ -36,13 +37,14 @@ export function backendHarnesses(options: { secure?: boolean } = {}): BackendHar
   return [
     harness('sqlite', 'sqlite', sqliteUrl),
     ...servers.map((name) => harness(name, name, SERVER_URLS[name])),
+    harness('zookeeper', 'zookeeper', SERVER_URLS.zookeeper),
     ...(options.secure ? servers.map((name) => harness(`${name}-tls`, name, secureServerUrl(name))) : []),
   ];
 }
 
 /** A server backend's process of a suite's own: its own ports and data, so restarting it disturbs nobody. */
 export interface OwnServer {
-  name: 'redis' | 'postgres' | 'etcd';
+  name: 'redis' | 'postgres' | 'etcd' | 'zookeeper';
   url: string;
   start(): void;
   /** Stops the server cleanly and starts it on the same data. */
@@ -76,6 +78,7 @@ export function ownServer(
     LOCKWARDEN_REDIS_PORT: String(port),
     LOCKWARDEN_PG_PORT: String(port),
     LOCKWARDEN_ETCD_PORT: String(port),
+    LOCKWARDEN_ZK_PORT: String(port),
   };
   const script = (command: string) => {
     fs.mkdirSync(dir, { recursive: true });
@@ -85,12 +88,14 @@ export function ownServer(
     redis: `redis://127.0.0.1:${port}`,
     postgres: `postgres://lockwarden@127.0.0.1:${port}/lockwarden`,
     etcd: `etcd://127.0.0.1:${port}`,
+    zookeeper: `zookeeper://127.0.0.1:${port}/lockwarden`,
   };
   return {
     name,
     // Over TLS, the URL holds the passwords the server's first start makes: read when asked.
     get url() {
-      return options.tls ? secureServerUrl(name, { dir, port }) : urls[name];
+      if (options.tls && name === 'zookeeper') throw new Error('no ZooKeeper over TLS');
+      return options.tls && name !== 'zookeeper' ? secureServerUrl(name, { dir, port }) : urls[name];
     },
     start: () => script('start'),
     restart: () => script('restart'),

@@ -3,6 +3,9 @@ import Database from 'better-sqlite3';
 import { Etcd3 } from 'etcd3';
 import { Client as PgClient } from 'pg';
 import { createClient } from 'redis';
+import zookeeper from 'node-zookeeper-client';
+import { parseZookeeperUrl } from '../../locks/zookeeperUrl';
+import { nodeName } from '../../locks/zookeeperLayout';
 
 /**
  * How many records the backend behind `url` keeps that name `key`: rows (SQLite, PostgreSQL), Redis
@@ -57,5 +60,39 @@ export async function recordsNaming(url: string, key: string): Promise<number> {
       client.close();
     }
   }
+  if (url.startsWith('zookeeper')) return zookeeperRecordsNaming(url, key);
   throw new Error(`no record reader for ${url}`);
+}
+
+/**
+ * ZooKeeper: the key's lock node and its children (leases, and any Curator client's), its queue node
+ * and its tickets, and every requester's mark on it.
+ */
+async function zookeeperRecordsNaming(url: string, key: string): Promise<number> {
+  const { connectString, root } = parseZookeeperUrl(url)!;
+  const client = zookeeper.createClient(connectString);
+  await new Promise<void>((resolve) => client.once('connected', () => resolve()).connect());
+  const children = (path: string) =>
+    new Promise<string[] | null>((resolve, reject) =>
+      client.getChildren(path, (error, names) => {
+        if (error && (error as { getCode?: () => number }).getCode?.() === zookeeper.Exception.NO_NODE)
+          resolve(null);
+        else if (error) reject(error);
+        else resolve(names);
+      }),
+    );
+  try {
+    const name = nodeName(key);
+    const node = async (path: string) => {
+      const list = await children(path);
+      return list === null ? 0 : 1 + list.length;
+    };
+    const requesters = (await children(`${root}/requesters`)) ?? [];
+    const marks = await Promise.all(
+      requesters.map(async (r) => ((await children(`${root}/requesters/${r}`)) ?? []).filter((k) => k === name).length),
+    );
+    return (await node(`${root}/locks/${name}`)) + (await node(`${root}/waits/${name}`)) + marks.reduce((a, b) => a + b, 0);
+  } finally {
+    client.close();
+  }
 }

@@ -402,6 +402,8 @@ export class ZookeeperLockService implements LockService {
       ...(request.owner ? { owner: request.owner } : {}),
     };
     if (!seen.markStat) await this.zk.mkdirp(this.layout.requesterPath(requester));
+    // A Curator client creates the parents it needs as containers, which ZooKeeper removes once empty.
+    if (!seen.read.stat) await this.zk.mkdirp(this.layout.locks);
     let results;
     try {
       results = await this.zk.multi(`grant of ${key}`, (tx) => {

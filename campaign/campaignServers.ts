@@ -18,12 +18,13 @@ export const CAMPAIGN_PORTS = {
   redis: 26379,
   postgres: 25432,
   etcd: 22379,
+  zookeeper: 22181,
   /** The campaign's faulty links (faultyLink.ts) the workers reach Temporal and the lock server by. */
   temporalLink: 17243,
   lockLink: 27400,
 };
 
-export type Backend = 'sqlite' | 'redis' | 'postgres' | 'etcd';
+export type Backend = 'sqlite' | 'redis' | 'postgres' | 'etcd' | 'zookeeper';
 
 /** Where one campaign run keeps its state. */
 export interface CampaignDirs {
@@ -106,11 +107,12 @@ export class CampaignLockServer {
       LOCKWARDEN_REDIS_PORT: String(CAMPAIGN_PORTS.redis),
       LOCKWARDEN_PG_PORT: String(CAMPAIGN_PORTS.postgres),
       LOCKWARDEN_ETCD_PORT: String(CAMPAIGN_PORTS.etcd),
+      LOCKWARDEN_ZK_PORT: String(CAMPAIGN_PORTS.zookeeper),
     };
   }
 
   get url(): string {
-    if (this.tls && this.backend !== 'sqlite')
+    if (this.tls && this.backend !== 'sqlite' && this.backend !== 'zookeeper')
       return secureServerUrl(this.backend, { dir: this.dirs.servers, port: CAMPAIGN_PORTS[this.backend] });
     switch (this.backend) {
       case 'sqlite':
@@ -121,6 +123,8 @@ export class CampaignLockServer {
         return `postgres://lockwarden@127.0.0.1:${CAMPAIGN_PORTS.postgres}/lockwarden`;
       case 'etcd':
         return `etcd://127.0.0.1:${CAMPAIGN_PORTS.etcd}`;
+      case 'zookeeper':
+        return `zookeeper://127.0.0.1:${CAMPAIGN_PORTS.zookeeper}/lockwarden`;
     }
   }
 

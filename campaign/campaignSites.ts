@@ -1,6 +1,6 @@
 // Where a fault campaign runs: on servers of its own on loopback (a Temporal dev server and one lock
 // server, reached through links the nemesis can cut), or on scripts/cluster.sh's cluster (Temporal's
-// services and a three-member etcd, workers on the cluster's lock-worker hosts).
+// services and a three-member etcd or its three-server ZooKeeper, workers on its lock-worker hosts).
 import { clusterUp, CLUSTER, namespaceOf } from '../devkit/cluster';
 import {
   assertCampaignPortsFree,
@@ -88,7 +88,7 @@ export async function localSite(backend: Backend, dirs: CampaignDirs, tls = fals
  * fenced PostgreSQL resource stays on this host's loopback, so a plain relay (never faulted) on the
  * bridge carries the workers to it.
  */
-export async function clusterSite(): Promise<CampaignSite> {
+export async function clusterSite(lockService: 'etcd' | 'zookeeper'): Promise<CampaignSite> {
   clusterUp();
   const postgresResource = startResourceServer();
   const resourceUrl = new URL(postgresResource);
@@ -101,17 +101,18 @@ export async function clusterSite(): Promise<CampaignSite> {
   const relayed = new URL(postgresResource);
   relayed.hostname = CLUSTER.bridgeAddress;
   relayed.port = String(relay.port);
+  const lockUrl = lockService === 'etcd' ? CLUSTER.lockServiceUrl : CLUSTER.zookeeperUrl;
   return {
     temporalAddress: CLUSTER.temporalAddress,
-    lockUrl: CLUSTER.lockServiceUrl,
+    lockUrl,
     postgresResource,
     workerEnv: {
       TEMPORAL_ADDRESS: CLUSTER.temporalAddress,
-      LOCK_SERVICE_URL: CLUSTER.lockServiceUrl,
+      LOCK_SERVICE_URL: lockUrl,
       CAMPAIGN_POSTGRES_RESOURCE: relayed.toString(),
     },
     hostOf: (i) => namespaceOf(CLUSTER.lockHosts[i % CLUSTER.lockHosts.length]!),
-    faults: () => ({ links: { lock: null, temporal: null }, cluster: true }),
+    faults: () => ({ links: { lock: null, temporal: null }, cluster: lockService }),
     close: () => relay.close(),
   };
 }

@@ -8,16 +8,27 @@ import { LOCK_CALL_TIMEOUT_MS } from '../policy/decisions/leaseKeeping';
 import type { JournalEntry } from './journal';
 import type { CampaignRecord } from './resources';
 
-/** The faults of a campaign on the cluster (scripts/cluster.sh): its etcd, Temporal's services, its hosts. */
+/** The faults of a campaign on the cluster's etcd (scripts/cluster.sh). */
+const ETCD_FAULT_KINDS = ['etcd-leader-kill', 'etcd-partition', 'etcd-slow'] as const;
+/** The faults of a campaign on the cluster's ZooKeeper ensemble. */
+const ZOOKEEPER_FAULT_KINDS = ['zk-leader-kill', 'zk-partition'] as const;
+/** The faults every campaign on the cluster meets: on Temporal's services and the lock workers' hosts. */
+const TEMPORAL_CLUSTER_FAULT_KINDS = ['history-kill', 'frontend-restart', 'host-cut'] as const;
+/** The faults of a campaign on the cluster: its lock service's, Temporal's services', its hosts'. */
 export const CLUSTER_FAULT_KINDS = [
-  'etcd-leader-kill',
-  'etcd-partition',
-  'etcd-slow',
-  'history-kill',
-  'frontend-restart',
-  'host-cut',
+  ...ETCD_FAULT_KINDS,
+  ...ZOOKEEPER_FAULT_KINDS,
+  ...TEMPORAL_CLUSTER_FAULT_KINDS,
 ] as const;
 export type ClusterFaultKind = (typeof CLUSTER_FAULT_KINDS)[number];
+
+/** The cluster faults of a campaign whose lock service is the cluster's etcd or its ZooKeeper. */
+export function clusterFaultKinds(lockService: 'etcd' | 'zookeeper'): ClusterFaultKind[] {
+  return [
+    ...(lockService === 'etcd' ? ETCD_FAULT_KINDS : ZOOKEEPER_FAULT_KINDS),
+    ...TEMPORAL_CLUSTER_FAULT_KINDS,
+  ];
+}
 
 /**
  * The kinds of fault the nemesis injects: on processes (pause, kill), on servers (crash and restart)
@@ -300,7 +311,7 @@ function checkLeases(
   let restartsCrossed = 0;
   const lost: LostAnswers = { renewalsAfterUnanswered: 0, grantsAfterUnansweredRelease: 0 };
   const restarts = r.faults
-    .filter((f) => f.kind === 'lock-server-restart' || f.kind === 'etcd-leader-kill')
+    .filter((f) => ['lock-server-restart', 'etcd-leader-kill', 'zk-leader-kill'].includes(f.kind))
     .map((f) => f.at);
   for (const [key, leases] of byKey) {
     if (!r.serviceOrder) {

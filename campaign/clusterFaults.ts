@@ -1,9 +1,11 @@
 // The faults a cluster meets (scripts/cluster.sh), for the campaign's nemesis: the etcd leader
-// killed, an etcd member cut off, the links between etcd members throttled, a history service
-// killed, the frontend restarted, a lock-worker host cut off from everything.
+// killed, an etcd member cut off, the links between etcd members throttled (or, on its ZooKeeper,
+// the leader killed and a server cut off), a history service killed, the frontend restarted, a
+// lock-worker host cut off from everything.
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   awaitEtcdLeader,
+  awaitZkLeader,
   CLUSTER,
   cutHost,
   type EtcdMember,
@@ -12,6 +14,7 @@ import {
   slowEtcdPeers,
   startProcess,
   unslowEtcdPeers,
+  type ZkMember,
 } from '../devkit/cluster';
 
 import type { ClusterFaultKind } from './checker';
@@ -34,6 +37,7 @@ export interface ClusterFaultPlan {
 }
 
 const ETCD_MEMBERS = Object.keys(CLUSTER.etcdMembers) as EtcdMember[];
+const ZK_MEMBERS = Object.keys(CLUSTER.zkMembers) as ZkMember[];
 /** Peer links this slow make Raft's appends queue (there is no netem here to add a fixed delay). */
 const SLOW_PEER_KBIT = 64;
 
@@ -67,6 +71,20 @@ export async function planClusterFault(
           unslowEtcdPeers();
         },
       };
+    case 'zk-leader-kill': {
+      const leader = await awaitZkLeader();
+      return {
+        detail: `SIGKILL ZooKeeper's leader ${leader}, restart it on its data after ${outageMs} ms`,
+        run: () => downFor(leader, outageMs),
+      };
+    }
+    case 'zk-partition': {
+      const member = ZK_MEMBERS[timing.pick(ZK_MEMBERS.length)]!;
+      return {
+        detail: `cut ZooKeeper's ${member} off from the other servers and the workers for ${outageMs} ms`,
+        run: () => cutFor(member, outageMs),
+      };
+    }
     case 'history-kill': {
       const history = (['history-1', 'history-2'] as const)[timing.pick(2)]!;
       return {

@@ -2,8 +2,8 @@
 // seeded nemesis pauses and kills workers and crashes the lock server and the Temporal dev server
 // (on the cluster: kills etcd's leader and a history service, cuts off members and worker hosts).
 // A checker then holds what was recorded to lockwarden's claims and counts every violation.
-//   npx tsx campaign/faultCampaign.ts --backend <sqlite|redis|postgres|etcd> --writes N --seed S [--short] [--tls]
-//   npx tsx campaign/faultCampaign.ts --cluster --writes N --seed S [--short]   (scripts/cluster.sh's)
+//   npx tsx campaign/faultCampaign.ts --backend <sqlite|redis|postgres|etcd|zookeeper> --writes N --seed S [--short] [--tls]
+//   npx tsx campaign/faultCampaign.ts --cluster [--backend zookeeper] --writes N --seed S [--short]   (scripts/cluster.sh's)
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -26,7 +26,7 @@ import { openResources } from './resources';
 import { WorkerPool } from './workerPool';
 import { wholeNumber } from '../bench/cliArgs';
 
-const BACKENDS = ['sqlite', 'redis', 'postgres', 'etcd'] as const;
+const BACKENDS = ['sqlite', 'redis', 'postgres', 'etcd', 'zookeeper'] as const;
 const positive = wholeNumber(1);
 const options = new Command('faultCampaign')
   .addOption(new Option('--backend <name>', 'lock service').choices(BACKENDS).default('sqlite'))
@@ -58,17 +58,19 @@ const DRAIN_MS = 5 * 60_000;
 /** How long past the drain a session's driver keeps asking Temporal before it counts it lost. */
 const SESSION_GRACE_MS = 10 * 60_000;
 
-if (options.cluster && options.backend !== 'etcd') {
-  // The cluster's lock service is its three-member etcd; a campaign there runs on nothing else.
-  if (process.argv.includes('--backend')) throw new Error('--cluster runs on etcd: leave --backend out');
+if (options.cluster && options.backend !== 'etcd' && options.backend !== 'zookeeper') {
+  // The cluster's lock services are its three-member etcd (the default) and its ZooKeeper ensemble.
+  if (process.argv.includes('--backend')) throw new Error('--cluster runs on etcd or zookeeper');
   options.backend = 'etcd';
 }
-if (options.tls && (options.cluster || options.backend === 'sqlite'))
+if (options.tls && (options.cluster || options.backend === 'sqlite' || options.backend === 'zookeeper'))
   throw new Error(
-    '--tls runs a redis, postgres or etcd server of its own over TLS: not with --cluster or sqlite',
+    '--tls runs a redis, postgres or etcd server of its own over TLS: not with --cluster, sqlite or zookeeper',
   );
 /** What the campaign runs on: a backend on loopback, or the cluster. */
-const where = options.cluster ? 'cluster' : `${options.backend}${options.tls ? '-tls' : ''}`;
+const where = options.cluster
+  ? `cluster${options.backend === 'zookeeper' ? '-zookeeper' : ''}`
+  : `${options.backend}${options.tls ? '-tls' : ''}`;
 const say = (line: string) => console.log(`[campaign ${where}] ${line}`);
 
 async function main(): Promise<number> {
@@ -87,7 +89,9 @@ async function main(): Promise<number> {
     logger: quietBundlerLogger,
   });
   fs.writeFileSync(bundlePath, bundle.code);
-  const site = options.cluster ? await clusterSite() : await localSite(options.backend, dirs, options.tls);
+  const site = options.cluster
+    ? await clusterSite(options.backend as 'etcd' | 'zookeeper')
+    : await localSite(options.backend, dirs, options.tls);
   // Followed from before the first worker starts, so every lease change of the run is seen.
   const serviceOrder = await followServiceOrder(site.lockUrl);
   const resourceTargets = {
@@ -209,7 +213,7 @@ async function main(): Promise<number> {
     });
     const elapsedS = Math.round((Date.now() - started) / 1000);
     const lines = [
-      `${options.cluster ? 'cluster (etcd, three members)' : `backend ${options.backend}${options.tls ? ' over TLS' : ''}`}, seed ${options.seed}, ${elapsedS} s`,
+      `${options.cluster ? `cluster (${options.backend === 'etcd' ? 'etcd, three members' : 'zookeeper, three servers'})` : `backend ${options.backend}${options.tls ? ' over TLS' : ''}`}, seed ${options.seed}, ${elapsedS} s`,
       `writes: ${report.writes.attempted} attempted, ${report.writes.accepted} accepted, ${report.writes.refusedAsStale} refused as stale` +
         ` (${report.writes.lateButFenced} accepted late but fenced, ${report.writes.afterDeadlinePaused} after their deadline by a paused holder,` +
         ` ${report.writes.afterDeadlineFencingOnly} after their deadline by a writer trusting fencing alone,` +

@@ -1,5 +1,11 @@
 // The campaign's nemesis: a seeded schedule of pauses, kills, restarts, partitions and latency.
-import { CLUSTER_FAULT_KINDS, type ClusterFaultKind, type Fault, type FaultKind } from './checker';
+import {
+  CLUSTER_FAULT_KINDS,
+  clusterFaultKinds,
+  type ClusterFaultKind,
+  type Fault,
+  type FaultKind,
+} from './checker';
 import { planClusterFault } from './clusterFaults';
 import type { FaultyLink } from './faultyLink';
 
@@ -25,8 +31,8 @@ export interface FaultTargets {
   restartTemporal?(): Promise<void>;
   /** The links between the workers and the lock server (none for embedded SQLite) and Temporal. */
   links: { lock: FaultyLink | null; temporal: FaultyLink | null };
-  /** The campaign runs on scripts/cluster.sh's cluster: its faults are injected there. */
-  cluster?: true;
+  /** The campaign runs on scripts/cluster.sh's cluster, on this lock service: its faults are injected there. */
+  cluster?: 'etcd' | 'zookeeper';
 }
 
 /** A seeded Fisher-Yates shuffle of `items`. */
@@ -44,7 +50,7 @@ const LINK_KINDS = ['partition', 'latency', 'drop'] as const;
 
 /** The kinds of fault the nemesis injects on `targets`: no lock link, no fault on it. */
 export function faultKindsFor(targets: Pick<FaultTargets, 'links' | 'cluster'>): FaultKind[] {
-  if (targets.cluster) return ['pause', 'kill', ...CLUSTER_FAULT_KINDS];
+  if (targets.cluster) return ['pause', 'kill', ...clusterFaultKinds(targets.cluster)];
   const links = targets.links.lock ? (['lock', 'temporal'] as const) : (['temporal'] as const);
   return [...PROCESS_KINDS, ...links.flatMap((link) => LINK_KINDS.map((f) => `${link}-${f}` as FaultKind))];
 }

@@ -2,6 +2,7 @@
 // benches drive it: its addresses, bringing it up, and the faults a cluster meets.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
@@ -19,6 +20,9 @@ export const CLUSTER = {
   stateDir: process.env.LOCKWARDEN_CLUSTER_DIR ?? '/var/lib/lockwarden/cluster',
   etcdMembers: { 'etcd-1': '10.88.0.11', 'etcd-2': '10.88.0.12', 'etcd-3': '10.88.0.13' },
   lockServiceUrl: 'etcd://10.88.0.11:2379,10.88.0.12:2379,10.88.0.13:2379',
+  /** The ZooKeeper ensemble, one server per host, for the campaign on it (the lock workers use etcd). */
+  zkMembers: { 'zk-1': '10.88.0.14', 'zk-2': '10.88.0.15', 'zk-3': '10.88.0.16' },
+  zookeeperUrl: 'zookeeper://10.88.0.14:2181,10.88.0.15:2181,10.88.0.16:2181/lockwarden',
   /** The lock workers' hosts (network namespaces) and the task queue their workers poll. */
   lockHosts: ['lock-1', 'lock-2'] as const,
   taskQueue: 'lockwarden',
@@ -27,9 +31,11 @@ export const CLUSTER = {
 } as const;
 
 export type EtcdMember = keyof typeof CLUSTER.etcdMembers;
+export type ZkMember = keyof typeof CLUSTER.zkMembers;
 export type LockHost = (typeof CLUSTER.lockHosts)[number];
 /** A process of the cluster that a fault can kill and start again. */
-export type ClusterProcess = EtcdMember | LockHost | (typeof CLUSTER.temporalServices)[number] | 'model';
+export type ClusterProcess =
+  EtcdMember | ZkMember | LockHost | (typeof CLUSTER.temporalServices)[number] | 'model';
 
 function cluster(...args: string[]): string {
   return execFileSync('bash', [SCRIPT, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -41,15 +47,15 @@ export function clusterUp(): void {
 }
 
 /** The network namespace a host of the cluster runs in. */
-export const namespaceOf = (host: EtcdMember | LockHost | 'model') => `lwc-${host}`;
+export const namespaceOf = (host: EtcdMember | ZkMember | LockHost | 'model') => `lwc-${host}`;
 
 /** SIGKILL, as a crash: the process is gone with whatever it had not written. */
 export const killProcess = (name: ClusterProcess) => cluster('fault', 'kill', name);
 /** Starts a killed process again on its data (an etcd member waits until it answers). */
 export const startProcess = (name: ClusterProcess) => cluster('fault', 'start', name);
 /** Drops every packet in or out of a host: its connections hang, as when a cable is pulled. */
-export const cutHost = (host: EtcdMember | LockHost) => cluster('fault', 'cut', host);
-export const healHost = (host: EtcdMember | LockHost) => cluster('fault', 'heal', host);
+export const cutHost = (host: EtcdMember | ZkMember | LockHost) => cluster('fault', 'cut', host);
+export const healHost = (host: EtcdMember | ZkMember | LockHost) => cluster('fault', 'heal', host);
 /** Throttles the links between etcd members to `kbit` (peer traffic only), or lifts it. */
 export const slowEtcdPeers = (kbit: number) => cluster('fault', 'slow', String(kbit));
 export const unslowEtcdPeers = () => cluster('fault', 'unslow');
@@ -98,6 +104,42 @@ export async function awaitEtcdLeader(
       throw new Error(`no etcd leader${not ? ` other than ${not}` : ''} after ${timeoutMs} ms`);
     await delay(200);
   }
+}
+
+/** The ZooKeeper server that leads now (its `srvr` answer says "Mode: leader"), or null in an election. */
+export async function zkLeader(): Promise<ZkMember | null> {
+  const modes = await Promise.all(
+    Object.entries(CLUSTER.zkMembers).map(async ([member, ip]) => {
+      const answer = await fourLetterWord(ip, 2181, 'srvr').catch(() => '');
+      return /^Mode: leader$/m.test(answer) ? (member as ZkMember) : null;
+    }),
+  );
+  return modes.find((m) => m !== null) ?? null;
+}
+
+/** Waits until some ZooKeeper server leads other than `not` (null: any); returns it. */
+export async function awaitZkLeader(not: ZkMember | null = null, timeoutMs = 30_000): Promise<ZkMember> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const leader = await zkLeader();
+    if (leader && leader !== not) return leader;
+    if (Date.now() > deadline)
+      throw new Error(`no ZooKeeper leader${not ? ` other than ${not}` : ''} after ${timeoutMs} ms`);
+    await delay(200);
+  }
+}
+
+// One of ZooKeeper's four-letter words: the server answers and closes the connection.
+function fourLetterWord(host: string, port: number, word: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host, port });
+    let answer = '';
+    socket.setTimeout(1_000, () => socket.destroy(new Error(`${host}:${port} did not answer ${word}`)));
+    socket.on('connect', () => socket.write(word));
+    socket.on('data', (chunk) => (answer += chunk.toString()));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+  });
 }
 
 /**

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # lockwarden on a cluster, on this one machine: Temporal's own server as separate service processes
-# on PostgreSQL, a three-member etcd, two lock workers and a model worker, each "host" a network
-# namespace joined to one bridge (README, "Running on more than one machine"). Needs root.
+# on PostgreSQL, a three-member etcd, a three-server ZooKeeper ensemble, two lock workers and a model
+# worker, each "host" a network namespace joined to one bridge (README, "Running on more than one
+# machine"). The lock workers use etcd; the ZooKeeper ensemble is there for the campaign on it. Needs root.
 #   scripts/cluster.sh up|down|status|env
-#   scripts/cluster.sh fault kill|start <process>     (etcd-1..3, history-1..2, frontend, lock-1..2, ...)
+#   scripts/cluster.sh fault kill|start <process>     (etcd-1..3, zk-1..3, history-1..2, frontend, lock-1..2, ...)
 #   scripts/cluster.sh fault cut|heal <host>          (every packet in or out dropped, then allowed)
-#   scripts/cluster.sh fault partition|heal etcd-N    (the same, for an etcd member)
+#   scripts/cluster.sh fault partition|heal etcd-N    (the same, for an etcd member or zk-N)
+#   scripts/cluster.sh fault leader|zk-leader         (which etcd member, which ZooKeeper server leads)
 #   scripts/cluster.sh fault slow|unslow [kbit]       (the links between etcd members throttled)
 # Idempotent: `up` starts what is down and leaves what answers. Builds (Temporal's server, its SQL
 # tool, its Web UI) are cached outside the checkout, as install-temporal.sh caches the CLI's.
@@ -28,13 +30,16 @@ declare -A ADDR=(
   [frontend]=10.88.0.2 [history-1]=10.88.0.3 [matching]=10.88.0.4 [worker]=10.88.0.5
   [ui]=10.88.0.6 [history-2]=10.88.0.7
   [etcd-1]=10.88.0.11 [etcd-2]=10.88.0.12 [etcd-3]=10.88.0.13
+  [zk-1]=10.88.0.14 [zk-2]=10.88.0.15 [zk-3]=10.88.0.16
   [lock-1]=10.88.0.21 [lock-2]=10.88.0.22 [model]=10.88.0.31
 )
 TEMPORAL_SERVICES=(frontend history-1 history-2 matching worker)
 ETCD_MEMBERS=(etcd-1 etcd-2 etcd-3)
+ZK_MEMBERS=(zk-1 zk-2 zk-3)
 WORKERS=(lock-1 lock-2 model)
 FRONTEND="${ADDR[frontend]}:7233"
 ETCD_URL="etcd://${ADDR[etcd-1]}:2379,${ADDR[etcd-2]}:2379,${ADDR[etcd-3]}:2379"
+ZK_URL="zookeeper://${ADDR[zk-1]}:2181,${ADDR[zk-2]}:2181,${ADDR[zk-3]}:2181/lockwarden"
 UI_URL="http://${ADDR[ui]}:8080"
 TASK_QUEUE=lockwarden
 MODEL_TASK_QUEUE=lockwarden-model
@@ -48,6 +53,7 @@ netns_of() { echo "lwc-$1"; }
 install_packages() {
   local missing=()
   command -v etcd >/dev/null || missing+=(etcd-server)
+  [ -f /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
   [ -n "$(pg_bin)" ] || missing+=(postgresql)
   command -v ip >/dev/null || missing+=(iproute2)
   command -v iptables >/dev/null || missing+=(iptables)
@@ -93,7 +99,7 @@ ensure_network() {
     assigned="$(ip addr show dev "$BRIDGE")"
     grep -q "inet ${ADDR[$name]}/" <<<"$assigned" || ip addr add "${ADDR[$name]}/32" dev "$BRIDGE"
   done
-  for name in "${ETCD_MEMBERS[@]}" "${WORKERS[@]}"; do ensure_host "$name"; done
+  for name in "${ETCD_MEMBERS[@]}" "${ZK_MEMBERS[@]}" "${WORKERS[@]}"; do ensure_host "$name"; done
 }
 ensure_host() {
   local name="$1" ns; ns="$(netns_of "$1")"
@@ -221,6 +227,42 @@ etcd_leader() {
   return 1
 }
 
+# ZooKeeper's ensemble (Debian's zookeeper package, as scripts/lock-servers.sh runs one server): three
+# servers, one per host, each its number as its myid. Its transaction log is synced before a write is
+# acknowledged (forceSync, the default): a zxid, lockwarden's token, is never issued twice.
+zk_classpath() {
+  local cp=/usr/share/java/zookeeper.jar
+  [ -f /usr/share/java/slf4j-simple.jar ] && cp="$cp:/usr/share/java/slf4j-simple.jar"
+  echo "$cp"
+}
+start_zk_member() {
+  local name="$1" ip="${ADDR[$1]}" dir="$state/$1" m
+  alive "$name" && return 0
+  mkdir -p "$dir/data"
+  echo "${name#zk-}" >"$dir/data/myid"
+  {
+    printf '%s\n' tickTime=2000 initLimit=10 syncLimit=5 "dataDir=$dir/data" clientPort=2181 \
+      "clientPortAddress=$ip" admin.enableServer=false 4lw.commands.whitelist=ruok,srvr,mntr autopurge.purgeInterval=1
+    for m in "${ZK_MEMBERS[@]}"; do echo "server.${m#zk-}=${ADDR[$m]}:2888:3888"; done
+  } >"$dir/zoo.cfg"
+  launch "$name" ip netns exec "$(netns_of "$name")" java -Xmx256m -cp "$(zk_classpath)" \
+    org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/zoo.cfg"
+}
+# One of ZooKeeper's four-letter words, asked of a server (it answers and closes the connection).
+zk_ask() {
+  local reply=''
+  { exec 3<>"/dev/tcp/${ADDR[$1]}/2181" && printf '%s' "$2" >&3 && reply="$(timeout 2 cat <&3)"; } 2>/dev/null
+  exec 3>&- 2>/dev/null
+  echo "$reply"
+}
+# A server that serves: one in a quorum, as leader or follower.
+zk_up() { zk_ask "$1" srvr | grep -q '^Mode: \(leader\|follower\)'; }
+zk_leader() {
+  local m
+  for m in "${ZK_MEMBERS[@]}"; do zk_ask "$m" srvr | grep -q '^Mode: leader' && { echo "$m"; return 0; }; done
+  return 1
+}
+
 start_ui() {
   alive ui && return 0
   launch ui env TEMPORAL_ADDRESS="$FRONTEND" TEMPORAL_UI_HOST="${ADDR[ui]}" TEMPORAL_UI_PORT=8080 \
@@ -260,6 +302,7 @@ up() {
   wait_for postgres pg_up
   setup_schemas
   for m in "${ETCD_MEMBERS[@]}"; do start_etcd_member "$m"; done
+  for m in "${ZK_MEMBERS[@]}"; do start_zk_member "$m"; done
   # The frontend alone first: every service writes the cluster's metadata when it starts, and the
   # first start of several at once races on that row (one fails on its unique key).
   start_temporal_service frontend
@@ -268,6 +311,7 @@ up() {
   register_namespace
   for m in "${ETCD_MEMBERS[@]}"; do wait_for "$m" etcd_up "$m"; done
   wait_for "an etcd leader" etcd_leader
+  for m in "${ZK_MEMBERS[@]}"; do wait_for "$m" zk_up "$m"; done
   start_ui
   for w in "${WORKERS[@]}"; do start_worker "$w"; done
   say "up in $((SECONDS - started)) s"
@@ -277,9 +321,9 @@ up() {
 down() {
   need_root
   local name
-  for name in "${WORKERS[@]}" ui "${TEMPORAL_SERVICES[@]}" "${ETCD_MEMBERS[@]}"; do stop_process "$name"; done
+  for name in "${WORKERS[@]}" ui "${TEMPORAL_SERVICES[@]}" "${ETCD_MEMBERS[@]}" "${ZK_MEMBERS[@]}"; do stop_process "$name"; done
   [ -n "$(pg_bin)" ] && [ -f "$state/postgres/PG_VERSION" ] && pg_up && as_pg "$(pg_bin)/pg_ctl" -D "$state/postgres" -m fast -w stop >/dev/null
-  for name in "${ETCD_MEMBERS[@]}" "${WORKERS[@]}"; do
+  for name in "${ETCD_MEMBERS[@]}" "${ZK_MEMBERS[@]}" "${WORKERS[@]}"; do
     ip link del "$(netns_of "$name")" 2>/dev/null || true
     ip netns del "$(netns_of "$name")" 2>/dev/null || true
   done
@@ -289,12 +333,13 @@ down() {
 
 status() {
   local name rc=0
-  for name in postgres "${TEMPORAL_SERVICES[@]}" ui "${ETCD_MEMBERS[@]}" "${WORKERS[@]}"; do
+  for name in postgres "${TEMPORAL_SERVICES[@]}" ui "${ETCD_MEMBERS[@]}" "${ZK_MEMBERS[@]}" "${WORKERS[@]}"; do
     if [ "$name" = postgres ]; then pg_up && echo "postgres: up (127.0.0.1:$PG_PORT)" || { echo "postgres: down"; rc=1; }
     elif alive "$name"; then echo "$name: up (${ADDR[$name]})"
     else echo "$name: down (${ADDR[$name]})"; rc=1; fi
   done
   echo "etcd leader: $(etcd_leader || echo none)"
+  echo "ZooKeeper leader: $(zk_leader || echo none)"
   env_lines
   return $rc
 }
@@ -304,6 +349,7 @@ env_lines() {
   echo "TEMPORAL_ADDRESS=$FRONTEND"
   echo "TEMPORAL_UI_URL=$UI_URL"
   echo "LOCK_SERVICE_URL=$ETCD_URL"
+  echo "LOCKWARDEN_ZOOKEEPER_URL=$ZK_URL"
   echo "LOCKWARDEN_TASK_QUEUE=$TASK_QUEUE"
 }
 
@@ -333,6 +379,7 @@ unslow_peers() { local m; for m in "${ETCD_MEMBERS[@]}"; do ip netns exec "$(net
 start_named() {
   case "$1" in
     etcd-*) start_etcd_member "$1"; wait_for "$1" etcd_up "$1" ;;
+    zk-*) start_zk_member "$1"; wait_for "$1" zk_up "$1" ;;
     frontend|history-*|matching|worker) start_temporal_service "$1" ;;
     lock-*|model) start_worker "$1" ;;
     ui) start_ui ;;
@@ -351,7 +398,8 @@ fault() {
     slow) slow_peers "$target" ;;
     unslow) unslow_peers ;;
     leader) etcd_leader ;;
-    *) say "usage: $0 fault kill|start <process> | cut|partition|heal <host> | slow [kbit] | unslow | leader"; return 2 ;;
+    zk-leader) zk_leader ;;
+    *) say "usage: $0 fault kill|start <process> | cut|partition|heal <host> | slow [kbit] | unslow | leader | zk-leader"; return 2 ;;
   esac
 }
 

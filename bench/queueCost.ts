@@ -145,7 +145,7 @@ async function main(): Promise<void> {
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   console.log(lines.join('\n'));
-  for (const backend of ['sqlite', 'redis', 'postgres', 'etcd']) {
+  for (const backend of ['sqlite', 'redis', 'postgres', 'etcd', 'zookeeper']) {
     const result = await measureBackend(backend, urls[backend]!);
     const b = result.base;
     const baseLine = `| ${backend} | 1 key × 1 waiter (baseline) | ${ms(b.refresh)} | ${ms(b.renew)} | ${ms(b.position)} | ${ms(b.handoff)} | – | – | – | – |`;

@@ -30,8 +30,9 @@ export const lockServiceUrlSchema = z
   .trim()
   .transform((url, ctx) => {
     const backend = parseBackend(url);
-    if (!backend) ctx.addIssue({ code: 'custom', message: `must be one of ${ACCEPTED}` });
-    return backend ?? z.NEVER;
+    if (backend && 'problem' in backend) ctx.addIssue({ code: 'custom', message: backend.problem });
+    else if (!backend) ctx.addIssue({ code: 'custom', message: `must be one of ${ACCEPTED}` });
+    return backend && !('problem' in backend) ? backend : z.NEVER;
   });
 
 function parseBackend(url: string) {
@@ -44,7 +45,7 @@ function parseBackend(url: string) {
   }
   if (/^zookeeper:\/\//.test(url)) {
     const target = parseZookeeperUrl(url);
-    if (target) return { backend: 'zookeeper' as const, ...target };
+    return 'problem' in target ? target : { backend: 'zookeeper' as const, ...target };
   }
   return undefined;
 }
@@ -112,8 +113,10 @@ async function openBackend(url: string, options: LockServiceLimits): Promise<Loc
       return new EtcdLockService({ hosts: target.hosts, auth: target.auth, files: target.files, ...options });
     }
     case 'zookeeper': {
-      const { ZookeeperLockService } = await withDriver('node-zookeeper-client', what, () =>
-        import('./zookeeperLockService'),
+      const { ZookeeperLockService } = await withDriver(
+        'node-zookeeper-client',
+        what,
+        () => import('./zookeeperLockService'),
       );
       return new ZookeeperLockService({ connectString: target.connectString, root: target.root, ...options });
     }

@@ -312,7 +312,7 @@ export class ZookeeperLockService implements LockService {
     );
     const mineLive = mine !== null && mine.expiresAt > now;
     if (engagesAfresh(step, mineLive)) {
-      const elsewhere = await this.keysEngaged(request.requester, request.key);
+      const elsewhere = await this.keysEngaged(request.requester, request.key, markStat !== null);
       step = withinRequesterLimit(step, elsewhere, this.maxKeysPerRequester);
     }
     if (step.kind === 'return-existing') {
@@ -425,7 +425,8 @@ export class ZookeeperLockService implements LockService {
       if (raced(error)) return 'raced';
       throw error;
     }
-    const created = results.find((r) => r.path?.includes('/_c_'))!.path!;
+    // The lease node's create follows the lapsed leases' removals and the key node's write.
+    const created = results[seen.lapsed.length + 1]!.path!;
     const node = await this.zk.getData(created);
     const token = statLong(node.stat.czxid).toString();
     const grantedAt = statTime(node.stat.mtime);
@@ -485,8 +486,10 @@ export class ZookeeperLockService implements LockService {
    * child count; only when that reaches the limit are the marks read one by one, and those whose
    * ticket or lease has gone are removed (so a lapsed one never refuses a requester).
    */
-  private async keysEngaged(requester: string, key: string): Promise<number> {
-    const counted = (await this.zk.exists(this.layout.requesterPath(requester)))?.numChildren ?? 0;
+  private async keysEngaged(requester: string, key: string, markedHere: boolean): Promise<number> {
+    const marks = (await this.zk.exists(this.layout.requesterPath(requester)))?.numChildren ?? 0;
+    // A mark on this key (a lapsed ticket's, not yet removed) is not another key.
+    const counted = markedHere ? marks - 1 : marks;
     if (counted < this.maxKeysPerRequester) return counted;
     const now = await this.clock();
     const list = await this.zk.getChildren(this.layout.requesterPath(requester));

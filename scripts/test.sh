@@ -57,7 +57,7 @@ check "no Temporal SDK core panics in the test output" [ "$panics" -eq 0 ]
 # The short fault campaign on every backend (one fault of each kind, a few hundred fenced writes, on
 # servers of its own): any violation fails it. Left out when jest was given a selection of tests.
 if [ $# -eq 0 ]; then
-  for backend in sqlite redis postgres etcd; do
+  for backend in sqlite redis postgres etcd zookeeper; do
     check "fault campaign, short ($backend)" npx tsx campaign/faultCampaign.ts --backend "$backend" --writes 300 --seed 11 --short
   done
   # The server backends again as production runs them: TLS, passwords, client certificates, ACLs.
@@ -67,6 +67,8 @@ if [ $# -eq 0 ]; then
   # And on the cluster: its etcd leader killed, a member cut off, its peer links slowed, a history
   # service killed, the frontend restarted, a lock-worker host cut off.
   check "fault campaign, short (cluster)" npx tsx campaign/faultCampaign.ts --cluster --writes 300 --seed 11 --short
+  # The cluster's ZooKeeper ensemble in etcd's place: its leader killed, a server cut off.
+  check "fault campaign, short (cluster, zookeeper)" npx tsx campaign/faultCampaign.ts --cluster --backend zookeeper --writes 300 --seed 11 --short
 fi
 
 [ "$server_was_up" = 1 ] || bash scripts/temporal-server.sh stop >/dev/null

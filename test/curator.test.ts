@@ -8,14 +8,14 @@ import { acquire, release } from '../client/lockwardenClient';
 import type { LockService } from '../locks/lockService';
 import { openLockService } from '../locks/openLockService';
 import { layoutOf } from '../locks/zookeeperLayout';
-import { parseZookeeperUrl } from '../locks/zookeeperUrl';
+import { parseZookeeperUrl, type ZookeeperTarget } from '../locks/zookeeperUrl';
 import { freshSqlitePath } from '../devkit/tempFiles';
 import { SERVER_URLS } from './support/lockBackends';
 import { sessionFixture, silentLog, unique, withWorker } from './support/temporalFixture';
 import { waitFor } from './support/waitFor';
 
 const SCRIPT = path.join(__dirname, '..', 'scripts', 'curator-contender.sh');
-const { connectString, root } = parseZookeeperUrl(SERVER_URLS.zookeeper)!;
+const { connectString, root } = parseZookeeperUrl(SERVER_URLS.zookeeper) as ZookeeperTarget;
 // The path a Curator client names for a lockwarden key: the one lockwarden's leases live under.
 const curatorPathOf = (key: string) => layoutOf(root).lockPath(key);
 

@@ -69,7 +69,9 @@ export async function recordsNaming(url: string, key: string): Promise<number> {
  * and its tickets, and every requester's mark on it.
  */
 async function zookeeperRecordsNaming(url: string, key: string): Promise<number> {
-  const { connectString, root } = parseZookeeperUrl(url)!;
+  const target = parseZookeeperUrl(url);
+  if ('problem' in target) throw new Error(`not a ZooKeeper URL: ${target.problem}`);
+  const { connectString, root } = target;
   const client = zookeeper.createClient(connectString);
   await new Promise<void>((resolve) => client.once('connected', () => resolve()).connect());
   const children = (path: string) =>
@@ -89,9 +91,15 @@ async function zookeeperRecordsNaming(url: string, key: string): Promise<number>
     };
     const requesters = (await children(`${root}/requesters`)) ?? [];
     const marks = await Promise.all(
-      requesters.map(async (r) => ((await children(`${root}/requesters/${r}`)) ?? []).filter((k) => k === name).length),
+      requesters.map(
+        async (r) => ((await children(`${root}/requesters/${r}`)) ?? []).filter((k) => k === name).length,
+      ),
     );
-    return (await node(`${root}/locks/${name}`)) + (await node(`${root}/waits/${name}`)) + marks.reduce((a, b) => a + b, 0);
+    return (
+      (await node(`${root}/locks/${name}`)) +
+      (await node(`${root}/waits/${name}`)) +
+      marks.reduce((a, b) => a + b, 0)
+    );
   } finally {
     client.close();
   }

@@ -59,6 +59,7 @@ import {
   type ZkTicket,
 } from './zookeeperLayout';
 import { forgetIdle } from './zookeeperForget';
+import { dropMark, keysEngaged } from './zookeeperMarks';
 
 /** Options of the ZooKeeper backend. */
 export interface ZookeeperLockServiceOptions extends LockServiceLimits {
@@ -312,7 +313,13 @@ export class ZookeeperLockService implements LockService {
     );
     const mineLive = mine !== null && mine.expiresAt > now;
     if (engagesAfresh(step, mineLive)) {
-      const elsewhere = await this.keysEngaged(request.requester, request.key, markStat !== null);
+      const elsewhere = await keysEngaged(this.zk, this.layout, {
+        requester: request.requester,
+        key: request.key,
+        markedHere: markStat !== null,
+        max: this.maxKeysPerRequester,
+        now: () => this.clock(),
+      });
       step = withinRequesterLimit(step, elsewhere, this.maxKeysPerRequester);
     }
     if (step.kind === 'return-existing') {
@@ -481,42 +488,8 @@ export class ZookeeperLockService implements LockService {
     }
   }
 
-  /**
-   * How many other keys the requester holds or waits for: its marks, counted by the requester node's
-   * child count; only when that reaches the limit are the marks read one by one, and those whose
-   * ticket or lease has gone are removed (so a lapsed one never refuses a requester).
-   */
-  private async keysEngaged(requester: string, key: string, markedHere: boolean): Promise<number> {
-    const marks = (await this.zk.exists(this.layout.requesterPath(requester)))?.numChildren ?? 0;
-    // A mark on this key (a lapsed ticket's, not yet removed) is not another key.
-    const counted = markedHere ? marks - 1 : marks;
-    if (counted < this.maxKeysPerRequester) return counted;
-    const now = await this.clock();
-    const list = await this.zk.getChildren(this.layout.requesterPath(requester));
-    const engaged = await Promise.all(
-      (list?.children ?? []).map(async (name) => {
-        const other = decodeURIComponent(name);
-        if (other === key) return false;
-        const [read, names] = await Promise.all([this.readLock(other), this.listTickets(other)]);
-        const holds = read.children.some(
-          (c) => c.lease?.holder === requester && deadlineOf(c as Leased) > now,
-        );
-        const mine = names.filter((t) => t.requester === requester);
-        const tickets = await Promise.all(mine.map((t) => readTicket(this.zk, other, t)));
-        const waits = tickets.some((t) => t !== null && t.expiresAt > now);
-        if (!holds && !waits) await this.zk.removeIfAny(this.layout.markPath(requester, other));
-        return holds || waits;
-      }),
-    );
-    return engaged.filter(Boolean).length;
-  }
-
-  /** Removes a requester's mark on a key, and its requester node once that holds no other. */
   private async dropMark(requester: string, key: string): Promise<void> {
-    await this.zk.removeIfAny(this.layout.markPath(requester, key));
-    await this.zk.removeIfAny(this.layout.requesterPath(requester)).catch((error: unknown) => {
-      if (zkCode(error) !== ZK.NOT_EMPTY) throw error;
-    });
+    await dropMark(this.zk, this.layout, requester, key);
   }
 
   private async everyLiveLease(now: number): Promise<{ key: string; lease: Leased }[]> {

@@ -385,10 +385,11 @@ export class ZookeeperLockService implements LockService {
   }
 
   /**
-   * One transaction: the lapsed leases removed, the lock node's version moved on (so any other
-   * change of the key fails), the lease node created, the requester's ticket removed and its mark
-   * made. Then Curator's test: the lease holds only if its node sorts first; a Curator client that
-   * created its node before our transaction is ahead of it, and our node is removed again.
+   * One transaction: the lapsed leases and tickets removed, the lock node's version moved on (so any
+   * other change of the key fails), the lease node created and the requester's mark made. Then
+   * Curator's test: the lease holds only if its node sorts first (then the requester's ticket goes);
+   * a Curator client that created its node before our transaction is ahead of it, and our node is
+   * removed again.
    */
   private async grant(
     request: ParsedTryAcquireRequest,
@@ -423,7 +424,6 @@ export class ZookeeperLockService implements LockService {
           );
         else tx.create(lockPath, json({}), CreateMode.PERSISTENT);
         tx.create(this.layout.leaseNodePrefix(key), json(lease), CreateMode.PERSISTENT_SEQUENTIAL);
-        if (seen.mine) tx.remove(seen.mine.path, seen.mine.version);
         for (const old of seen.lapsedTickets) tx.remove(old.path, old.version);
         if (!seen.markStat)
           tx.create(this.layout.markPath(requester, key), Buffer.alloc(0), CreateMode.PERSISTENT);
@@ -439,11 +439,16 @@ export class ZookeeperLockService implements LockService {
     const grantedAt = statTime(node.stat.mtime);
     const first = (await this.readLock(key)).children[0];
     if (first?.path === created) {
+      // The requester's ticket goes only now: had a Curator client been ahead, it would have kept
+      // its place in the queue rather than queue again at the back.
+      if (seen.mine) {
+        await this.zk.removeIfAny(seen.mine.path);
+        await this.zk.removeIfAny(this.layout.queuePath(key)).catch(() => undefined);
+      }
       for (const old of seen.lapsedTickets) await this.dropMark(old.requester, key);
-      if (seen.mine) await this.zk.removeIfAny(this.layout.queuePath(key)).catch(() => undefined);
       return grantedAttempt(request, token, grantedAt);
     }
-    // A Curator client is ahead: ours goes, its token recorded as issued; the requester queues again.
+    // A Curator client is ahead: ours goes, its token recorded as issued; the requester keeps its ticket.
     await this.zk.multi(`withdrawal of ${key}`, (tx) => {
       tx.remove(created, -1);
       tx.setData(lockPath, json({ lastToken: token }), -1);

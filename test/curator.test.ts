@@ -48,7 +48,13 @@ function curatorContender(
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
   const ended = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)));
-  return { child, ended, held: () => (out.match(/^held /gm) ?? []).length, stderr: () => err };
+  return {
+    child,
+    ended,
+    asking: () => (out.match(/^asking /gm) ?? []).length,
+    held: () => (out.match(/^held /gm) ?? []).length,
+    stderr: () => err,
+  };
 }
 
 /**
@@ -101,7 +107,8 @@ describe('lockwarden and Apache Curator on one ZooKeeper key', () => {
   it('[zookeeper] sees a Curator holder as an outsider with no token and no deadline, and takes the key once it lets go', async () => {
     const key = unique('curator-outsider');
     const log = freshSqlitePath().replace(/\.sqlite$/, '.log');
-    const curator = curatorContender(key, 'curator', log, 1, 3_000, 0);
+    // Held long enough for the checks below on a loaded machine; the test waits for its end anyway.
+    const curator = curatorContender(key, 'curator', log, 1, 8_000, 0);
     running.push(curator.child);
     await waitFor('Curator holds the key', async () => curator.held() === 1, 60_000);
     const attempt = await locks.tryAcquire({ key, requester: 'lockwarden-a', ttlMs: 30_000 });
@@ -124,20 +131,25 @@ describe('lockwarden and Apache Curator on one ZooKeeper key', () => {
     const key = unique('curator-shared');
     const log = freshSqlitePath().replace(/\.sqlite$/, '.log');
     let curators: ReturnType<typeof curatorContender>[] = [];
-    // The Curator processes start while the first lockwarden session holds, so their first acquire
-    // meets a lockwarden lease; later holds meet whatever the contention brings.
-    const startCurators = () => {
-      if (curators.length > 0) return;
+    // The first lockwarden hold starts the Curator processes and lasts until both have asked for
+    // the lock, so their first acquire meets a lockwarden lease; later holds meet whatever the
+    // contention brings.
+    const firstHold = async () => {
       curators = ['curator-1', 'curator-2'].map((name) => curatorContender(key, name, log, 6, 200, 1_000));
       running.push(...curators.map((c) => c.child));
+      await waitFor(
+        'both Curator processes asking',
+        async () => curators.every((c) => c.asking() > 0),
+        60_000,
+      );
+      await delay(500);
     };
     await withWorker(fixture.env, { locks, log: silentLog }, async (taskQueue) => {
       const session = async (name: string) => {
         for (let i = 0; i < 4; i++) {
           const held = await acquire(fixture.env.client, { key, requester: unique(name) }, { taskQueue });
           fs.appendFileSync(log, `acquired ${name}\n`);
-          startCurators();
-          await delay(i === 0 && curators.length === 2 ? 2_000 : 300);
+          await (curators.length === 0 ? firstHold() : delay(300));
           fs.appendFileSync(log, `released ${name}\n`);
           await release(fixture.env.client, held.lease);
         }

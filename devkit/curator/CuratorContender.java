@@ -1,7 +1,8 @@
 // A JVM service as lockwarden's users run one: it takes a lock with Apache Curator's InterProcessMutex
 // (the recipe, unchanged) and writes each hold to a log it shares with lockwarden sessions.
 //   java CuratorContender <connect string> <lock path> <name> <log file> <holds> <hold ms> <pause ms>
-// It prints "held <n>" once it holds its n-th time, so a test can act while Curator holds.
+// It prints "asking <n>" before it asks for its n-th hold and "held <n>" once it holds, so a test
+// can act while Curator waits or holds.
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,6 +25,8 @@ public class CuratorContender {
       client.blockUntilConnected();
       InterProcessMutex mutex = new InterProcessMutex(client, path);
       for (int i = 1; i <= holds; i++) {
+        System.out.println("asking " + i);
+        System.out.flush();
         mutex.acquire();
         try {
           // Appended (O_APPEND) while holding: the log's order is the holds' order.

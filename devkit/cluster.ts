@@ -91,17 +91,23 @@ export async function etcdLeader(): Promise<EtcdMember | null> {
   return null;
 }
 
-/** Waits until some member leads other than `not` (null: any); returns it. */
-export async function awaitEtcdLeader(
-  not: EtcdMember | null = null,
-  timeoutMs = 30_000,
-): Promise<EtcdMember> {
+/** Waits until some etcd member leads other than `not` (null: any); returns it. */
+export const awaitEtcdLeader = (not: EtcdMember | null = null, timeoutMs = 30_000) =>
+  awaitLeader('etcd', etcdLeader, not, timeoutMs);
+
+// Waits until `leader()` names a member other than `not` (null: any), asking every 200 ms.
+async function awaitLeader<M extends string>(
+  what: string,
+  leader: () => Promise<M | null>,
+  not: M | null,
+  timeoutMs: number,
+): Promise<M> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const leader = await etcdLeader();
-    if (leader && leader !== not) return leader;
+    const now = await leader();
+    if (now && now !== not) return now;
     if (Date.now() > deadline)
-      throw new Error(`no etcd leader${not ? ` other than ${not}` : ''} after ${timeoutMs} ms`);
+      throw new Error(`no ${what} leader${not ? ` other than ${not}` : ''} after ${timeoutMs} ms`);
     await delay(200);
   }
 }
@@ -118,16 +124,8 @@ export async function zkLeader(): Promise<ZkMember | null> {
 }
 
 /** Waits until some ZooKeeper server leads other than `not` (null: any); returns it. */
-export async function awaitZkLeader(not: ZkMember | null = null, timeoutMs = 30_000): Promise<ZkMember> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const leader = await zkLeader();
-    if (leader && leader !== not) return leader;
-    if (Date.now() > deadline)
-      throw new Error(`no ZooKeeper leader${not ? ` other than ${not}` : ''} after ${timeoutMs} ms`);
-    await delay(200);
-  }
-}
+export const awaitZkLeader = (not: ZkMember | null = null, timeoutMs = 30_000) =>
+  awaitLeader('ZooKeeper', zkLeader, not, timeoutMs);
 
 // One of ZooKeeper's four-letter words: the server answers and closes the connection.
 function fourLetterWord(host: string, port: number, word: string): Promise<string> {

@@ -100,14 +100,25 @@ start_etcd() {
   echo $! >"$data/etcd.pid"
   wait_until etcd etcd_up
 }
-stop_etcd() {
-  [ -f "$data/etcd.pid" ] || return 0
-  local pid; pid="$(cat "$data/etcd.pid")"
+# Stops the server whose pid is in $data/<name>.pid: SIGTERM, up to five seconds, then SIGKILL.
+stop_by_pid() {
+  local file="$data/$1.pid" pid
+  [ -f "$file" ] || return 0
+  pid="$(cat "$file")"
   kill "$pid" 2>/dev/null || true
   for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   kill -9 "$pid" 2>/dev/null || true
-  rm -f "$data/etcd.pid"
+  rm -f "$file"
 }
+# Kills it as a crash would (SIGKILL), and waits until it no longer answers.
+crash_by_pid() {
+  local file="$data/$1.pid"
+  [ -f "$file" ] || return 0
+  kill -9 "$(cat "$file")" 2>/dev/null || true
+  for _ in $(seq 1 50); do "${1}_up" || break; sleep 0.1; done
+  rm -f "$file"
+}
+stop_etcd() { stop_by_pid etcd; }
 
 # ZooKeeper 3.8 from Debian (the zookeeper package; its jar names its own dependencies), one server
 # in standalone mode. Its transaction log is synced before it answers (forceSync, the default), so a
@@ -133,20 +144,8 @@ start_zookeeper() {
   echo $! >"$data/zookeeper.pid"
   wait_until zookeeper zookeeper_up
 }
-stop_zookeeper() {
-  [ -f "$data/zookeeper.pid" ] || return 0
-  local pid; pid="$(cat "$data/zookeeper.pid")"
-  kill "$pid" 2>/dev/null || true
-  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -9 "$pid" 2>/dev/null || true
-  rm -f "$data/zookeeper.pid"
-}
-crash_zookeeper() {
-  [ -f "$data/zookeeper.pid" ] || return 0
-  kill -9 "$(cat "$data/zookeeper.pid")" 2>/dev/null || true
-  for _ in $(seq 1 50); do zookeeper_up || break; sleep 0.1; done
-  rm -f "$data/zookeeper.pid"
-}
+stop_zookeeper() { stop_by_pid zookeeper; }
+crash_zookeeper() { crash_by_pid zookeeper; }
 
 # Kills a server as a crash would: no shutdown, no final flush beyond what it already made durable.
 crash_redis() {
@@ -157,12 +156,7 @@ crash_postgres() {
   postgres_up || return 0
   as_pg "$(pg_bin)/pg_ctl" -D "$data/postgres" -m immediate -w stop >/dev/null
 }
-crash_etcd() {
-  [ -f "$data/etcd.pid" ] || return 0
-  kill -9 "$(cat "$data/etcd.pid")" 2>/dev/null || true
-  for _ in $(seq 1 50); do etcd_up || break; sleep 0.1; done
-  rm -f "$data/etcd.pid"
-}
+crash_etcd() { crash_by_pid etcd; }
 
 # LOCKWARDEN_TLS=1: the same servers over TLS with credentials (scripts/lock-servers-tls.sh).
 if [ "${LOCKWARDEN_TLS:-0}" = 1 ]; then

@@ -36,7 +36,7 @@ import {
   DEFAULT_MAX_WAITERS_PER_KEY,
   IDLE_KEY_RETENTION_MS,
 } from '../policy/constants';
-import { statLong, statTime, ZK, zkCode, ZkSession } from './zookeeperSession';
+import { statTime, ZK, zkCode, ZkSession } from './zookeeperSession';
 import {
   deadlineOf,
   holderOf,
@@ -434,11 +434,13 @@ export class ZookeeperLockService implements LockService {
     }
     // The lease node's create follows the lapsed leases' removals and the key node's write.
     const created = results[seen.lapsed.length + 1]!.path!;
-    const node = await this.zk.getData(created);
-    const token = statLong(node.stat.czxid).toString();
-    const grantedAt = statTime(node.stat.mtime);
-    const first = (await this.readLock(key)).children[0];
-    if (first?.path === created) {
+    // One read of the key's children gives both Curator's test and our node's zxid and mtime.
+    const children = (await this.readLock(key)).children;
+    const ours = children.find((c) => c.path === created);
+    if (!ours) return 'raced';
+    const token = tokenOf(ours);
+    const grantedAt = statTime(ours.stat.mtime);
+    if (children[0] === ours) {
       // The requester's ticket goes only now: had a Curator client been ahead, it would have kept
       // its place in the queue rather than queue again at the back.
       if (seen.mine) {
